@@ -1,0 +1,55 @@
+//! Plugin life cycle and the handlerton's table-level entry points.
+
+use super::share::TABLES;
+use super::{guard, guard_value, table_name, INTERNAL_ERROR};
+use crate::error::Error;
+use std::ffi::{c_char, c_int};
+
+/// Plugin init (`st_maria_plugin::init`).
+#[no_mangle]
+pub extern "C" fn rheap_plugin_init() -> c_int {
+    guard("rheap_plugin_init", || Ok(()))
+}
+
+/// Plugin deinit: the server unloads the plugin only when no handler of ours is left, so
+/// every table still here is one nobody has open. MEMORY tables do not survive their engine.
+#[no_mangle]
+pub extern "C" fn rheap_plugin_deinit() -> c_int {
+    guard("rheap_plugin_deinit", || {
+        TABLES.clear();
+        Ok(())
+    })
+}
+
+/// `hton->drop_table` and `handler::delete_table`: 0 dropped, -1 when there is no such table,
+/// so that the server reports "Unknown table" (and tries the other engines) exactly as it does
+/// for MEMORY.
+///
+/// # Safety
+/// `name` must be a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn rheap_drop_table(name: *const c_char) -> c_int {
+    guard_value("rheap_drop_table", INTERNAL_ERROR, || {
+        // SAFETY: the server passes a NUL-terminated path that lives for the call.
+        let name = unsafe { table_name(name) }?;
+        Ok(match TABLES.drop_table(name) {
+            Ok(()) => 0,
+            Err(Error::NoSuchTable) => -1,
+            Err(e) => e.ha_err(),
+        })
+    })
+}
+
+/// `handler::rename_table`.
+///
+/// # Safety
+/// `from` and `to` must be NUL-terminated strings.
+#[no_mangle]
+pub unsafe extern "C" fn rheap_rename_table(from: *const c_char, to: *const c_char) -> c_int {
+    guard("rheap_rename_table", || {
+        // SAFETY: the server passes NUL-terminated paths that live for the call.
+        let (from, to) = unsafe { (table_name(from)?, table_name(to)?) };
+        TABLES.rename(from, to);
+        Ok(())
+    })
+}

@@ -1,0 +1,74 @@
+//! A table as the handlers share it: the core [`Table`] behind a lock, plus the server's
+//! `THR_LOCK` that implements MEMORY's table-level locking.
+
+use crate::error::{Error, Result};
+use crate::registry::Registry;
+use crate::table::Table;
+use std::ffi::c_void;
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// Named tables of every connection.
+pub static TABLES: Registry<Share> = Registry::new();
+
+/// The server's `THR_LOCK` for one shared table, allocated by the shim.
+#[derive(Debug)]
+pub struct ThrLock(*mut c_void);
+
+// SAFETY: a THR_LOCK is designed to be used from every connection thread; it guards itself
+// with its own mutex. We only hand its address to the server.
+unsafe impl Send for ThrLock {}
+// SAFETY: as above; shared references only read the pointer.
+unsafe impl Sync for ThrLock {}
+
+impl ThrLock {
+    pub fn new() -> Result<ThrLock> {
+        // SAFETY: no preconditions; returns NULL when out of memory.
+        let p = unsafe { rheap_sys::shim::rheap_thr_lock_new() };
+        if p.is_null() {
+            Err(Error::OutOfMemory)
+        } else {
+            Ok(ThrLock(p))
+        }
+    }
+
+    pub fn as_ptr(&self) -> *mut c_void {
+        self.0
+    }
+}
+
+impl Drop for ThrLock {
+    fn drop(&mut self) {
+        // SAFETY: the pointer came from rheap_thr_lock_new and is freed once, here. The share
+        // that owns it is gone, so no handler still holds a THR_LOCK_DATA on it.
+        unsafe { rheap_sys::shim::rheap_thr_lock_free(self.0) }
+    }
+}
+
+#[derive(Debug)]
+pub struct Share {
+    table: RwLock<Table>,
+    /// None for internal temporary tables, which the server never locks.
+    pub thr_lock: Option<ThrLock>,
+}
+
+impl Share {
+    pub fn new(table: Table, shared: bool) -> Result<Share> {
+        Ok(Share {
+            table: RwLock::new(table),
+            thr_lock: if shared { Some(ThrLock::new()?) } else { None },
+        })
+    }
+
+    pub fn read(&self) -> Result<RwLockReadGuard<'_, Table>> {
+        self.table.read().map_err(|_| poisoned())
+    }
+
+    pub fn write(&self) -> Result<RwLockWriteGuard<'_, Table>> {
+        self.table.write().map_err(|_| poisoned())
+    }
+}
+
+/// A panic while the table was being changed may have left it inconsistent: refuse to use it.
+fn poisoned() -> Error {
+    Error::Internal("the table was left inconsistent by an earlier internal error; drop it".into())
+}

@@ -1,0 +1,128 @@
+//! Tables shared between connections by name, as MEMORY shares them.
+//!
+//! A table lives from CREATE (or from the first open after a restart) until DROP. Dropping a
+//! table that handlers still have open removes the name at once; the handlers keep their
+//! `Arc` and the memory goes with the last of them, as HEAP's `delete_on_close`.
+
+use crate::error::{Error, Result};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+#[derive(Debug)]
+pub struct Registry<S> {
+    tables: Mutex<BTreeMap<String, Arc<S>>>,
+}
+
+impl<S> Default for Registry<S> {
+    fn default() -> Self {
+        Registry {
+            tables: Mutex::new(BTreeMap::new()),
+        }
+    }
+}
+
+impl<S> Registry<S> {
+    pub const fn new() -> Self {
+        Registry {
+            tables: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    fn map(&self) -> MutexGuard<'_, BTreeMap<String, Arc<S>>> {
+        // A panic while holding the lock cannot leave the map half-updated (each operation is
+        // one BTreeMap call), so a poisoned lock is still consistent.
+        self.tables.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// CREATE TABLE: a table nobody has open is replaced (HEAP frees an unopened share of the
+    /// same name); one that is open is kept. Returns the table and whether it is new.
+    pub fn create(&self, name: &str, make: impl FnOnce() -> Result<S>) -> Result<(Arc<S>, bool)> {
+        let mut map = self.map();
+        if let Some(s) = map.get(name) {
+            if Arc::strong_count(s) > 1 {
+                return Ok((Arc::clone(s), false));
+            }
+        }
+        let s = Arc::new(make()?);
+        map.insert(name.to_owned(), Arc::clone(&s));
+        Ok((s, true))
+    }
+
+    /// Open: the table of that name, created by `make` when it does not exist (after a
+    /// restart the definition outlives the rows). Returns the table and whether it is new.
+    pub fn open(&self, name: &str, make: impl FnOnce() -> Result<S>) -> Result<(Arc<S>, bool)> {
+        let mut map = self.map();
+        if let Some(s) = map.get(name) {
+            return Ok((Arc::clone(s), false));
+        }
+        let s = Arc::new(make()?);
+        map.insert(name.to_owned(), Arc::clone(&s));
+        Ok((s, true))
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<S>> {
+        self.map().get(name).cloned()
+    }
+
+    /// DROP TABLE: `NoSuchTable` when there is none of that name.
+    pub fn drop_table(&self, name: &str) -> Result<()> {
+        self.map()
+            .remove(name)
+            .map(|_| ())
+            .ok_or(Error::NoSuchTable)
+    }
+
+    /// RENAME TABLE: as HEAP, a missing source is not an error (nothing to move).
+    pub fn rename(&self, from: &str, to: &str) {
+        let mut map = self.map();
+        if let Some(s) = map.remove(from) {
+            map.insert(to.to_owned(), s);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.map().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Forgets every table (plugin unload).
+    pub fn clear(&self) {
+        self.map().clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn create_open_drop_rename() {
+        let r: Registry<u32> = Registry::new();
+        assert_eq!(r.drop_table("a"), Err(Error::NoSuchTable));
+        let (a, new) = r.create("a", || Ok(1)).unwrap();
+        assert!(new);
+        // Open while someone holds it: the same table, not replaced by create.
+        let (a2, new) = r.create("a", || Ok(2)).unwrap();
+        assert!(!new);
+        assert!(Arc::ptr_eq(&a, &a2));
+        drop((a, a2));
+        // Nobody holds it: create replaces it.
+        let (b, new) = r.create("a", || Ok(3)).unwrap();
+        assert!(new);
+        assert_eq!(*b, 3);
+        r.rename("a", "b");
+        r.rename("missing", "c");
+        assert!(r.get("a").is_none());
+        assert_eq!(*r.open("b", || Ok(9)).unwrap().0, 3);
+        let (c, new) = r.open("c", || Ok(4)).unwrap();
+        assert!(new);
+        assert_eq!(*c, 4);
+        r.drop_table("b").unwrap();
+        // Dropped while open: the holder keeps its table.
+        assert_eq!(*b, 3);
+        assert_eq!(r.len(), 1);
+    }
+}

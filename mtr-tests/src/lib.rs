@@ -1,0 +1,13 @@
+//! The test harness of rheap: private MariaDB servers with the plugin, the staged plugin
+//! directory, mysql-test-run, and the CI driver (`src/bin/rheap-dev.rs`).
+//!
+//! Nothing here mocks the server: every test starts a real `mariadbd` from the installed
+//! packages, in a temporary directory of its own, reached over a socket in that directory.
+
+pub mod mtr;
+pub mod paths;
+pub mod plugin;
+pub mod server;
+pub mod sql;
+
+pub use server::Server;

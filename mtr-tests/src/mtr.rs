@@ -1,0 +1,149 @@
+//! Runs the installed mysql-test-run and counts its outcomes.
+
+use crate::paths;
+use anyhow::{Context, Result};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+/// Outcomes of one mtr run.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Summary {
+    pub passed: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    /// Names of failed tests (`suite.test`, with a combination if any).
+    pub failures: Vec<String>,
+    /// Whether mtr itself exited 0.
+    pub mtr_ok: bool,
+}
+
+/// One mtr invocation.
+#[derive(Debug, Clone)]
+pub struct Run {
+    /// `--suite=` values: names of installed suites, or absolute paths of ours.
+    pub suites: Vec<String>,
+    /// Test names to run (empty: the whole suites).
+    pub tests: Vec<String>,
+    /// `--mysqld=` options for every server.
+    pub mysqld: Vec<String>,
+    /// mtr's scratch directory.
+    pub vardir: PathBuf,
+    pub parallel: usize,
+    /// Environment for mtr (e.g. `RHEAP_PLUGIN_DIR` for our suite.opt).
+    pub env: Vec<(String, String)>,
+    /// Where mtr's whole output is kept.
+    pub log: PathBuf,
+}
+
+impl Run {
+    pub fn new(name: &str) -> Run {
+        let base = paths::target().join("mtr").join(name);
+        Run {
+            suites: Vec::new(),
+            tests: Vec::new(),
+            mysqld: Vec::new(),
+            vardir: base.join("var"),
+            parallel: 2,
+            env: Vec::new(),
+            log: base.join("mtr.log"),
+        }
+    }
+
+    /// Runs mtr, echoing each test's outcome line as it comes (progress), and counts them.
+    pub fn run(&self) -> Result<Summary> {
+        std::fs::create_dir_all(self.log.parent().unwrap())?;
+        let mut args: Vec<String> = vec![
+            "./mtr".into(),
+            format!("--vardir={}", self.vardir.display()),
+            format!("--parallel={}", self.parallel),
+            "--force".into(),
+            "--max-test-fail=0".into(),
+            "--retry=0".into(),
+            "--nowarnings".into(),
+        ];
+        if !self.suites.is_empty() {
+            args.push(format!("--suite={}", self.suites.join(",")));
+        }
+        args.extend(self.mysqld.iter().map(|o| format!("--mysqld={o}")));
+        args.extend(self.tests.iter().cloned());
+        let mut cmd = duct::cmd("perl", &args)
+            .dir(paths::mtr_dir())
+            .stderr_to_stdout()
+            .unchecked();
+        for (k, v) in &self.env {
+            cmd = cmd.env(k, v);
+        }
+        let reader = cmd
+            .reader()
+            .context("starting mysql-test-run (package mariadb-test)")?;
+        let mut log = std::fs::File::create(&self.log)?;
+        let mut summary = Summary::default();
+        let mut lines = BufReader::new(&reader);
+        let mut line = String::new();
+        while lines.read_line(&mut line)? > 0 {
+            use std::io::Write;
+            log.write_all(line.as_bytes())?;
+            if let Some((name, outcome)) = outcome(&line) {
+                println!("  {name:<60} {outcome}");
+                match outcome {
+                    "pass" => summary.passed += 1,
+                    "fail" => {
+                        summary.failed += 1;
+                        summary.failures.push(name.to_string());
+                    }
+                    _ => summary.skipped += 1,
+                }
+            }
+            line.clear();
+        }
+        summary.mtr_ok = reader.try_wait()?.is_some_and(|o| o.status.success());
+        Ok(summary)
+    }
+}
+
+/// `main.foo 'innodb'   w1 [ pass ]   12` -> (`main.foo 'innodb'`, `pass`).
+pub fn outcome(line: &str) -> Option<(&str, &str)> {
+    let open = line.find("[ ")?;
+    let close = open + line[open..].find(" ]")?;
+    let outcome = &line[open + 2..close];
+    if !matches!(outcome, "pass" | "fail" | "skipped" | "disabled") {
+        return None;
+    }
+    let head = line[..open].trim_end();
+    // Drop the worker tag mtr adds with --parallel.
+    let name = match head.rsplit_once(' ') {
+        Some((n, w)) if w.starts_with('w') && w[1..].chars().all(|c| c.is_ascii_digit()) => {
+            n.trim_end()
+        }
+        _ => head,
+    };
+    Some((name, outcome))
+}
+
+/// The environment our suite's `suite.opt` reads.
+pub fn rheap_env(plugin_dir: &Path) -> Vec<(String, String)> {
+    vec![("RHEAP_PLUGIN_DIR".into(), plugin_dir.display().to_string())]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::outcome;
+
+    #[test]
+    fn outcome_lines_parse() {
+        assert_eq!(
+            outcome("main.show_check                          w2 [ pass ]    352\n"),
+            Some(("main.show_check", "pass"))
+        );
+        assert_eq!(
+            outcome("heap.heap 'innodb'                       w1 [ fail ]\n"),
+            Some(("heap.heap 'innodb'", "fail"))
+        );
+        assert_eq!(
+            outcome("rheap.basic                              [ skipped ]  Needs RHEAP\n"),
+            Some(("rheap.basic", "skipped"))
+        );
+        assert_eq!(outcome("[ 50%] something\n"), None);
+        assert_eq!(outcome("Completed: All 5 tests were successful.\n"), None);
+    }
+}

@@ -1,0 +1,60 @@
+//! The plugin directory the tests load `ha_rheap.so` from.
+//!
+//! cargo names the cdylib `librheap.so`; the server wants `ha_rheap.so` in its plugin
+//! directory. [`dir`] builds the plugin (release profile), and stages a directory holding it
+//! plus links to every plugin of the installed server, so that a server pointed at it still
+//! finds its own plugins (upstream tests load several).
+
+use crate::paths;
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The staged plugin directory. `RHEAP_PLUGIN_DIR` names a ready one and skips the build.
+pub fn dir() -> Result<PathBuf> {
+    static DIR: OnceLock<std::result::Result<PathBuf, String>> = OnceLock::new();
+    DIR.get_or_init(|| {
+        if let Some(d) = std::env::var_os("RHEAP_PLUGIN_DIR") {
+            return Ok(PathBuf::from(d));
+        }
+        build()
+            .and_then(|so| stage(&so, &paths::target().join("plugin")))
+            .map_err(|e| format!("{e:#}"))
+    })
+    .clone()
+    .map_err(anyhow::Error::msg)
+}
+
+/// `cargo build --release -p rheap`; returns the built library.
+pub fn build() -> Result<PathBuf> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = std::process::Command::new(cargo)
+        .args(["build", "--release", "-p", "rheap"])
+        .current_dir(paths::workspace())
+        .status()
+        .context("running cargo build for the plugin")?;
+    if !status.success() {
+        bail!("cargo build --release -p rheap failed ({status})");
+    }
+    Ok(paths::target().join("release/librheap.so"))
+}
+
+/// Makes `dest` hold `ha_rheap.so` (a copy of `so`) and links to the server's own plugins.
+pub fn stage(so: &Path, dest: &Path) -> Result<PathBuf> {
+    std::fs::create_dir_all(dest)?;
+    let server = paths::server_plugin_dir();
+    for entry in
+        std::fs::read_dir(&server).with_context(|| format!("reading {}", server.display()))?
+    {
+        let entry = entry?;
+        let link = dest.join(entry.file_name());
+        if std::fs::symlink_metadata(&link).is_err() {
+            std::os::unix::fs::symlink(entry.path(), &link)?;
+        }
+    }
+    // Copy then rename, so a server starting meanwhile never sees half a file.
+    let tmp = dest.join(".ha_rheap.so.tmp");
+    std::fs::copy(so, &tmp).with_context(|| format!("copying {}", so.display()))?;
+    std::fs::rename(&tmp, dest.join("ha_rheap.so"))?;
+    Ok(dest.to_path_buf())
+}

@@ -1,0 +1,63 @@
+//! Running SQL through the `mysql` crate and rendering results as text for snapshots.
+
+use anyhow::Result;
+use mysql::prelude::Queryable;
+use mysql::{Row, Value};
+
+/// One value as the `mysql` command-line client prints it in batch mode.
+pub fn value_text(v: &Value) -> String {
+    match v {
+        Value::NULL => "NULL".into(),
+        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+        Value::Int(i) => i.to_string(),
+        Value::UInt(u) => u.to_string(),
+        Value::Float(f) => f.to_string(),
+        Value::Double(d) => d.to_string(),
+        other => other.as_sql(true),
+    }
+}
+
+/// Runs `sql` and renders its result set: a header line of column names, then one
+/// tab-separated line per row.
+pub fn query_text(conn: &mut impl Queryable, sql: &str) -> Result<String> {
+    let mut result = conn.query_iter(sql)?;
+    let mut out = String::new();
+    let names: Vec<String> = result
+        .columns()
+        .as_ref()
+        .iter()
+        .map(|c| c.name_str().into_owned())
+        .collect();
+    out.push_str(&names.join("\t"));
+    out.push('\n');
+    for row in result.by_ref() {
+        let row: Row = row?;
+        let cells: Vec<String> = (0..row.len()).map(|i| value_text(&row[i])).collect();
+        out.push_str(&cells.join("\t"));
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// A statement and its result or error, as a session transcript for a snapshot.
+pub fn transcript(conn: &mut impl Queryable, statements: &[&str]) -> String {
+    let mut out = String::new();
+    for s in statements {
+        out.push_str(s);
+        out.push('\n');
+        match query_text(conn, s) {
+            Ok(text) if text.trim().is_empty() => {}
+            Ok(text) => out.push_str(&text),
+            Err(e) => out.push_str(&format!("ERROR: {}\n", error_text(&e))),
+        }
+    }
+    out
+}
+
+/// A server error as `CODE: message`, without the client's decoration.
+pub fn error_text(e: &anyhow::Error) -> String {
+    match e.downcast_ref::<mysql::Error>() {
+        Some(mysql::Error::MySqlError(m)) => format!("{}: {}", m.code, m.message),
+        _ => format!("{e:#}"),
+    }
+}

@@ -1,0 +1,52 @@
+//! INSTALL SONAME and UNINSTALL SONAME on the installed server, and the engine as the server
+//! lists it.
+
+use mysql::prelude::Queryable;
+use rheap_mtr_tests::server::{Options, Server};
+use rheap_mtr_tests::sql::query_text;
+
+#[test]
+fn install_then_uninstall_keeps_the_server_running() -> anyhow::Result<()> {
+    let server = Server::start(Options::with_plugin_dir()?)?;
+    let mut c = server.conn()?;
+    c.query_drop("INSTALL SONAME 'ha_rheap'")?;
+    insta::assert_snapshot!(
+        query_text(&mut c, "SELECT ENGINE, SUPPORT, TRANSACTIONS, XA, SAVEPOINTS FROM information_schema.ENGINES WHERE ENGINE = 'RHEAP'")?,
+        @r"
+    ENGINE	SUPPORT	TRANSACTIONS	XA	SAVEPOINTS
+    RHEAP	YES	NO	NO	NO
+    "
+    );
+    insta::assert_snapshot!(
+        query_text(&mut c, "SELECT PLUGIN_NAME, PLUGIN_STATUS, PLUGIN_TYPE, PLUGIN_LIBRARY, PLUGIN_MATURITY FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'RHEAP'")?,
+        @r"
+    PLUGIN_NAME	PLUGIN_STATUS	PLUGIN_TYPE	PLUGIN_LIBRARY	PLUGIN_MATURITY
+    RHEAP	ACTIVE	STORAGE ENGINE	ha_rheap.so	Stable
+    "
+    );
+    // A table that existed and was dropped leaves nothing open.
+    c.query_drop("CREATE TABLE t (a INT) ENGINE=RHEAP")?;
+    c.query_drop("INSERT INTO t VALUES (1)")?;
+    c.query_drop("DROP TABLE t")?;
+    c.query_drop("FLUSH TABLES")?;
+    c.query_drop("UNINSTALL SONAME 'ha_rheap'")?;
+    assert_eq!(
+        query_text(
+            &mut c,
+            "SELECT COUNT(*) FROM information_schema.ENGINES WHERE ENGINE = 'RHEAP'"
+        )?,
+        "COUNT(*)\n0\n"
+    );
+    assert_eq!(query_text(&mut c, "SELECT 1 + 1")?, "1 + 1\n2\n");
+    assert!(server.is_running());
+    // And it can come back.
+    c.query_drop("INSTALL SONAME 'ha_rheap'")?;
+    c.query_drop("CREATE TABLE t2 (a INT) ENGINE=RHEAP")?;
+    c.query_drop("DROP TABLE t2")?;
+    assert!(
+        !server.error_log().contains("[ERROR]"),
+        "error log:\n{}",
+        server.error_log()
+    );
+    Ok(())
+}
