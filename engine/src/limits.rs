@@ -109,7 +109,7 @@ impl HeapLedger {
 
     /// Whether element number `count` (0-based) starts a new block.
     pub fn starts_block(&self, count: u64) -> bool {
-        count % self.geometry.records_in_block == 0
+        count.is_multiple_of(self.geometry.records_in_block)
     }
 
     /// Accounts one more block.

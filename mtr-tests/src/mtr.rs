@@ -59,7 +59,6 @@ impl Run {
             "--force".into(),
             "--max-test-fail=0".into(),
             "--retry=0".into(),
-            "--nowarnings".into(),
         ];
         if !self.suites.is_empty() {
             args.push(format!("--suite={}", self.suites.join(",")));
@@ -120,9 +119,55 @@ pub fn outcome(line: &str) -> Option<(&str, &str)> {
     Some((name, outcome))
 }
 
+/// Every test of an installed suite, as `suite.test` names.
+pub fn suite_tests(suite: &str) -> Result<Vec<String>> {
+    let dir = paths::mtr_dir().join("suite").join(suite);
+    let dir = if dir.join("t").is_dir() {
+        dir.join("t")
+    } else {
+        dir
+    };
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| {
+            e.ok()?
+                .file_name()
+                .to_str()?
+                .strip_suffix(".test")
+                .map(|t| format!("{suite}.{t}"))
+        })
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
 /// The environment our suite's `suite.opt` reads.
 pub fn rheap_env(plugin_dir: &Path) -> Vec<(String, String)> {
     vec![("RHEAP_PLUGIN_DIR".into(), plugin_dir.display().to_string())]
+}
+
+/// The `--suite=` value for one of our suites.
+///
+/// mtr takes a suite by path only when the path has no `-` (it splits names on `-`), and
+/// our checkout may have one (`mtr-tests`). So it gets a dash-free link in the temp dir,
+/// one directory per checkout.
+pub fn our_suite(name: &str) -> Result<String> {
+    let real = paths::suites().join(name);
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    std::hash::Hash::hash(&paths::workspace(), &mut h);
+    let dir =
+        std::env::temp_dir().join(format!("rheap_suites_{:x}", std::hash::Hasher::finish(&h)));
+    std::fs::create_dir_all(&dir)?;
+    let link = dir.join(name);
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&real, &link)
+        .with_context(|| format!("linking {}", link.display()))?;
+    let s = link.display().to_string();
+    anyhow::ensure!(
+        !s.contains('-'),
+        "mtr cannot take a suite path with '-': {s} (set TMPDIR to a path without one)"
+    );
+    Ok(s)
 }
 
 #[cfg(test)]

@@ -81,7 +81,6 @@ pub fn parse_server_version(text: &str) -> Option<Version> {
 }
 
 /// The version all three agree on, or a message naming each one that differs.
-#[allow(dead_code)] // used by the build script, not by the unit tests that include this file
 pub fn check(src: &Path, generated: &Path, mariadbd: &Path) -> Result<Version, String> {
     let read = |p: &Path| {
         std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))

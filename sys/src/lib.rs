@@ -48,6 +48,45 @@ mod tests {
         assert_eq!(parse_server_version("garbage"), None);
     }
 
+    /// The check the build script runs: headers of another version than the installed server
+    /// fail the build with a message naming both versions.
+    #[test]
+    fn other_version_headers_are_refused_naming_both() {
+        let mariadbd = std::path::Path::new("/usr/sbin/mariadbd");
+        let out = std::process::Command::new(mariadbd)
+            .arg("--version")
+            .output()
+            .expect("the server is installed");
+        let server = parse_server_version(&String::from_utf8_lossy(&out.stdout)).unwrap();
+        let other = Version {
+            patch: server.patch + 1,
+            ..server
+        };
+        let fake = std::env::temp_dir().join(format!("rheap-fake-src-{}", std::process::id()));
+        std::fs::create_dir_all(&fake).unwrap();
+        std::fs::write(
+            fake.join("VERSION"),
+            format!(
+                "MYSQL_VERSION_MAJOR={}\nMYSQL_VERSION_MINOR={}\nMYSQL_VERSION_PATCH={}\n",
+                other.major, other.minor, other.patch
+            ),
+        )
+        .unwrap();
+        let generated = std::path::Path::new("/usr/include/mariadb/server");
+        let err = check(&fake, generated, mariadbd).unwrap_err();
+        std::fs::remove_dir_all(&fake).unwrap();
+        assert!(
+            err.contains(&other.to_string()) && err.contains(&server.to_string()),
+            "{err}"
+        );
+        assert!(err.contains("MARIADB_SOURCE_DIR"), "{err}");
+        // The installed tree agrees with itself.
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cache/mariadb/src");
+        if std::env::var_os("MARIADB_SOURCE_DIR").is_none() {
+            assert_eq!(check(&src, generated, mariadbd), Ok(server));
+        }
+    }
+
     #[test]
     fn constants_are_the_servers() {
         assert_eq!(crate::HA_ERR_END_OF_FILE, 137);

@@ -1,0 +1,312 @@
+//! rheap's developer and CI driver; the scripts in ci/ call it.
+//!
+//! - `rheap-dev plugin`: build ha_rheap.so and stage target/plugin.
+//! - `rheap-dev serve [--smoke]`: a private server with RHEAP loaded; prints how to connect and
+//!   runs until interrupted (`--smoke`: checks it answers, then stops).
+//! - `rheap-dev mtr [ARGS]`: our mtr suites (extra ARGS go to mtr, e.g. test names).
+//! - `rheap-dev upstream`: upstream tests that must pass unchanged with the plugin loaded.
+//! - `rheap-dev test`: every check, in order, with progress; the last line is
+//!   `N passed, N failed` over everything that ran.
+
+use anyhow::{bail, Result};
+use mysql::prelude::Queryable;
+use rheap_mtr_tests::server::{Options, Server};
+use rheap_mtr_tests::{mtr, paths, plugin, sql};
+use std::io::{BufRead, BufReader};
+use std::time::Instant;
+
+/// The upstream tests that must pass unchanged with the plugin loaded and unused.
+const UPSTREAM_UNCHANGED: &[&str] = &[
+    "main.cte_recursive",
+    "main.information_schema",
+    "main.show_check",
+];
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("plugin") => plugin::dir().map(|d| println!("{}", d.join("ha_rheap.so").display())),
+        Some("serve") => serve(args.iter().any(|a| a == "--smoke")),
+        Some("mtr") => our_mtr(&args[1..]).map(|s| report(&[Tally::mtr("rheap suite", &s)])),
+        Some("upstream") => upstream_unchanged().map(|s| report(&[Tally::mtr("upstream, plugin loaded", &s)])),
+        Some("test") => test(),
+        _ => {
+            eprintln!("usage: rheap-dev plugin | serve [--smoke] | mtr [MTR ARGS] | upstream | test");
+            std::process::exit(2);
+        }
+    };
+    match result {
+        Ok(()) => {}
+        Err(e) => {
+            eprintln!("rheap-dev: {e:#}");
+            std::process::exit(1);
+        }
+    }
+}
+
+fn serve(smoke: bool) -> Result<()> {
+    let server = Server::start(Options::with_plugin_loaded()?)?;
+    let mut c = server.conn()?;
+    let engines = sql::query_text(
+        &mut c,
+        "SELECT ENGINE, SUPPORT, COMMENT FROM information_schema.ENGINES WHERE ENGINE = 'RHEAP'",
+    )?;
+    if !engines.contains("RHEAP\tYES") {
+        bail!(
+            "the server started but RHEAP is not available:\n{engines}\n{}",
+            server.error_log()
+        );
+    }
+    println!("A private MariaDB server is running with RHEAP loaded:\n{engines}");
+    println!(
+        "Connect with:\n  mariadb --socket={} -u root test",
+        server.socket().display()
+    );
+    println!("e.g. CREATE TABLE t (a INT) ENGINE=RHEAP;");
+    if smoke {
+        c.query_drop("CREATE TABLE smoke (a INT) ENGINE=RHEAP")?;
+        c.query_drop("INSERT INTO smoke VALUES (1)")?;
+        c.query_drop("DROP TABLE smoke")?;
+        println!("(--smoke: it answers; stopping)");
+        return Ok(());
+    }
+    println!(
+        "Press Ctrl-C to stop it (its data is in {}).",
+        server.data_dir().display()
+    );
+    loop {
+        std::thread::park();
+    }
+}
+
+fn our_mtr(extra: &[String]) -> Result<mtr::Summary> {
+    let dir = plugin::dir()?;
+    let mut run = mtr::Run::new("rheap");
+    run.suites.push(mtr::our_suite("rheap")?);
+    run.env = mtr::rheap_env(&dir);
+    run.tests = extra.to_vec();
+    run.run()
+}
+
+/// Upstream suites with the plugin loaded but unused: they must pass unchanged.
+fn upstream_unchanged() -> Result<mtr::Summary> {
+    let dir = plugin::dir()?;
+    let mut run = mtr::Run::new("upstream-loaded");
+    let loaded = mtr::our_suite("rheap_loaded")?;
+    run.suites = vec!["heap".into(), "main".into(), loaded.clone()];
+    run.tests = mtr::suite_tests("heap")?;
+    run.tests
+        .extend(UPSTREAM_UNCHANGED.iter().map(|t| t.to_string()));
+    // Fails unless the plugin really is loaded in this configuration.
+    run.tests.push(format!("{loaded}.loaded"));
+    run.mysqld = vec![
+        format!("--plugin-dir={}", dir.display()),
+        "--plugin-load-add=ha_rheap.so".into(),
+    ];
+    run.run()
+}
+
+/// What one step counted.
+struct Tally {
+    name: String,
+    passed: usize,
+    failed: usize,
+    skipped: usize,
+    notes: Vec<String>,
+}
+
+impl Tally {
+    fn check(name: &str, ok: bool) -> Tally {
+        Tally {
+            name: name.into(),
+            passed: usize::from(ok),
+            failed: usize::from(!ok),
+            skipped: 0,
+            notes: vec![],
+        }
+    }
+
+    fn mtr(name: &str, s: &mtr::Summary) -> Tally {
+        let mut t = Tally {
+            name: name.into(),
+            passed: s.passed,
+            failed: s.failed,
+            skipped: s.skipped,
+            notes: s.failures.clone(),
+        };
+        if !s.mtr_ok && s.failed == 0 {
+            t.failed += 1;
+            t.notes
+                .push("mysql-test-run exited with an error (see its log under target/mtr)".into());
+        }
+        t
+    }
+}
+
+/// Runs a command from the workspace root, echoing its output; returns success and output.
+fn run_echo(program: &str, args: &[&str]) -> Result<(bool, String)> {
+    println!("$ {program} {}", args.join(" "));
+    let reader = duct::cmd(program, args)
+        .dir(paths::workspace())
+        .stderr_to_stdout()
+        .unchecked()
+        .reader()?;
+    let mut out = String::new();
+    let mut lines = BufReader::new(&reader);
+    let mut line = String::new();
+    while lines.read_line(&mut line)? > 0 {
+        print!("{line}");
+        out.push_str(&line);
+        line.clear();
+    }
+    let ok = reader.try_wait()?.is_some_and(|o| o.status.success());
+    Ok((ok, out))
+}
+
+/// Sums cargo's `test result: ok. 3 passed; 0 failed; 1 ignored; ...` lines.
+fn cargo_counts(out: &str) -> (usize, usize, usize) {
+    let mut c = (0, 0, 0);
+    for line in out.lines().filter(|l| l.starts_with("test result:")) {
+        let num = |word: &str| -> usize {
+            line.split(';')
+                .find_map(|part| {
+                    part.trim()
+                        .strip_suffix(word)?
+                        .trim()
+                        .rsplit(' ')
+                        .next()?
+                        .parse()
+                        .ok()
+                })
+                .unwrap_or(0)
+        };
+        c.0 += num("passed");
+        c.1 += num("failed");
+        c.2 += num("ignored");
+    }
+    c
+}
+
+fn test() -> Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let started = Instant::now();
+    let mut tallies = Vec::new();
+    let steps = 7;
+    let mut step = 0;
+    let mut header = |what: &str| {
+        step += 1;
+        println!(
+            "\n==> [{step}/{steps}] {what} ({:.0?} so far)",
+            started.elapsed()
+        );
+    };
+
+    header("cargo fmt --check");
+    tallies.push(Tally::check(
+        "cargo fmt --check",
+        run_echo(&cargo, &["fmt", "--all", "--check"])?.0,
+    ));
+
+    header("cargo clippy");
+    let clippy = run_echo(
+        &cargo,
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    )?
+    .0;
+    tallies.push(Tally::check("cargo clippy -D warnings", clippy));
+
+    header("build and stage ha_rheap.so");
+    let plugin_ok = plugin::dir().map(|d| println!("staged {}", d.display()));
+    if let Err(e) = &plugin_ok {
+        println!("plugin build failed: {e:#}");
+    }
+    tallies.push(Tally::check("plugin build", plugin_ok.is_ok()));
+
+    header("cargo test --workspace");
+    let (ok, out) = run_echo(&cargo, &["test", "--workspace"])?;
+    let (passed, failed, skipped) = cargo_counts(&out);
+    let mut t = Tally {
+        name: "cargo test".into(),
+        passed,
+        failed,
+        skipped,
+        notes: vec![],
+    };
+    if !ok && failed == 0 {
+        t.failed += 1;
+        t.notes
+            .push("cargo test failed before running tests (see above)".into());
+    }
+    tallies.push(t);
+
+    header("the main command, as a smoke test: ci/bench --smoke");
+    let bench = paths::workspace().join("ci/bench");
+    tallies.push(Tally::check(
+        "ci/bench --smoke",
+        run_echo(&bench.display().to_string(), &["--smoke"])?.0,
+    ));
+
+    header("mtr: our rheap suite");
+    match our_mtr(&[]) {
+        Ok(s) => tallies.push(Tally::mtr("mtr rheap suite", &s)),
+        Err(e) => tallies.push(Tally {
+            notes: vec![format!("{e:#}")],
+            ..Tally::check("mtr rheap suite", false)
+        }),
+    }
+
+    header("mtr: upstream heap suite and main tests, plugin loaded and unused");
+    match upstream_unchanged() {
+        Ok(s) => tallies.push(Tally::mtr("mtr upstream with plugin loaded", &s)),
+        Err(e) => tallies.push(Tally {
+            notes: vec![format!("{e:#}")],
+            ..Tally::check("mtr upstream with plugin loaded", false)
+        }),
+    }
+
+    println!("\n==> done in {:.0?}", started.elapsed());
+    report(&tallies);
+    if tallies.iter().any(|t| t.failed > 0) {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+/// The per-step table and, last, the `N passed, N failed` line.
+fn report(tallies: &[Tally]) {
+    println!(
+        "{:<40} {:>7} {:>7} {:>8}",
+        "step", "passed", "failed", "skipped"
+    );
+    for t in tallies {
+        println!(
+            "{:<40} {:>7} {:>7} {:>8}",
+            t.name, t.passed, t.failed, t.skipped
+        );
+        for n in &t.notes {
+            println!("    failed: {n}");
+        }
+    }
+    let passed: usize = tallies.iter().map(|t| t.passed).sum();
+    let failed: usize = tallies.iter().map(|t| t.failed).sum();
+    let skipped: usize = tallies.iter().map(|t| t.skipped).sum();
+    println!("{passed} passed, {failed} failed, {skipped} skipped");
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cargo_counts_sum_every_result_line() {
+        let out = "test result: ok. 3 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.1s\n\
+                   noise\n\
+                   test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 2s\n";
+        assert_eq!(super::cargo_counts(out), (5, 1, 1));
+    }
+}

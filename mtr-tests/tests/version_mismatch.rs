@@ -1,0 +1,65 @@
+//! A server of another version refuses the plugin with its own clear error, and keeps running.
+//!
+//! Only one server version is installed here, so the test makes the plugin "another version"
+//! instead: it copies ha_rheap.so and changes the interface version the server checks (the
+//! `st_mysql_storage_engine` the shim names `rheap_storage_engine`) to the previous patch
+//! release. To the server that is exactly a plugin built against other headers.
+
+use mysql::prelude::Queryable;
+use object::{Object, ObjectSection, ObjectSymbol};
+use rheap_mtr_tests::server::{Options, Server};
+use rheap_mtr_tests::sql::{error_text, query_text};
+
+/// The file offset of the symbol `name`.
+fn symbol_offset(image: &[u8], name: &str) -> anyhow::Result<usize> {
+    let file = object::File::parse(image)?;
+    let sym = file
+        .symbols()
+        .find(|s| s.name() == Ok(name))
+        .ok_or_else(|| anyhow::anyhow!("no symbol {name}"))?;
+    let section = file.section_by_index(
+        sym.section_index()
+            .ok_or_else(|| anyhow::anyhow!("{name} has no section"))?,
+    )?;
+    let (start, _) = section
+        .file_range()
+        .ok_or_else(|| anyhow::anyhow!("{name} is not in the file"))?;
+    Ok((start + sym.address() - section.address()) as usize)
+}
+
+#[test]
+fn other_server_version_refuses_the_plugin() -> anyhow::Result<()> {
+    let staged = rheap_mtr_tests::plugin::dir()?;
+    let mut image = std::fs::read(staged.join("ha_rheap.so"))?;
+    let at = symbol_offset(&image, "rheap_storage_engine")?;
+    let version = i32::from_ne_bytes(image[at..at + 4].try_into()?);
+    let version_id = version >> 8;
+    assert!(
+        (100000..200000).contains(&version_id),
+        "interface version {version:#x} is MYSQL_VERSION_ID << 8"
+    );
+    image[at..at + 4].copy_from_slice(&((version_id - 1) << 8).to_ne_bytes());
+
+    let other = tempfile::tempdir()?;
+    std::fs::write(other.path().join("ha_rheap.so"), &image)?;
+    let server = Server::start(Options {
+        plugin_dir: Some(other.path().to_path_buf()),
+        ..Options::default()
+    })?;
+    let mut c = server.conn()?;
+    let err = c
+        .query_drop("INSTALL SONAME 'ha_rheap'")
+        .map_err(anyhow::Error::from)
+        .expect_err("the server must refuse it");
+    let text = error_text(&err);
+    insta::assert_snapshot!(text, @"1126: Can't open shared library 'ha_rheap.so' (errno: 8, API version for STORAGE ENGINE plugin RHEAP not supported by this version of the server)");
+    assert!(server.is_running());
+    assert_eq!(
+        query_text(
+            &mut c,
+            "SELECT COUNT(*) FROM information_schema.ENGINES WHERE ENGINE = 'RHEAP'"
+        )?,
+        "COUNT(*)\n0\n"
+    );
+    Ok(())
+}
