@@ -53,11 +53,6 @@ impl RecordStore {
         self.live.len() as u64
     }
 
-    /// Bytes of row memory held.
-    pub fn data_length(&self) -> u64 {
-        self.data.capacity() as u64
-    }
-
     /// Whether an insert would need a new slot rather than a freed one.
     pub fn needs_new_slot(&self) -> bool {
         self.free.is_empty()

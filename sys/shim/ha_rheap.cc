@@ -27,7 +27,6 @@ static void rheap_fill_def(const TABLE *table, bool internal, ulonglong auto_inc
 {
   const TABLE_SHARE *s= table->s;
   def->reclength= s->reclength;
-  def->fields= s->fields;
   def->max_rows= s->max_rows;
   def->min_rows= s->min_rows;
   def->max_table_size= current_thd->variables.max_heap_table_size;

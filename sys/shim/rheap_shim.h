@@ -25,8 +25,6 @@ typedef struct rheap_handler rheap_handler;
 typedef struct rheap_table_def {
   /** Bytes of one row in the server's record format (TABLE_SHARE::reclength). */
   uint32_t reclength;
-  /** Number of columns. */
-  uint32_t fields;
   /** MAX_ROWS as given, 0 when not given. */
   uint64_t max_rows;
   /** MIN_ROWS as given, 0 when not given. */

@@ -28,10 +28,14 @@ fn main() {
         Some("plugin") => plugin::dir().map(|d| println!("{}", d.join("ha_rheap.so").display())),
         Some("serve") => serve(args.iter().any(|a| a == "--smoke")),
         Some("mtr") => our_mtr(&args[1..]).map(|s| report(&[Tally::mtr("rheap suite", &s)])),
-        Some("upstream") => upstream_unchanged().map(|s| report(&[Tally::mtr("upstream, plugin loaded", &s)])),
+        Some("upstream") => {
+            upstream_unchanged().map(|s| report(&[Tally::mtr("upstream, plugin loaded", &s)]))
+        }
         Some("test") => test(),
         _ => {
-            eprintln!("usage: rheap-dev plugin | serve [--smoke] | mtr [MTR ARGS] | upstream | test");
+            eprintln!(
+                "usage: rheap-dev plugin | serve [--smoke] | mtr [MTR ARGS] | upstream | test"
+            );
             std::process::exit(2);
         }
     };
