@@ -61,3 +61,11 @@ pub fn error_text(e: &anyhow::Error) -> String {
         _ => format!("{e:#}"),
     }
 }
+
+/// Whether the server has the RHEAP engine loaded and usable.
+pub fn rheap_available(conn: &mut impl Queryable) -> Result<bool> {
+    let n: Option<u64> = conn.query_first(
+        "SELECT COUNT(*) FROM information_schema.ENGINES WHERE ENGINE = 'RHEAP' AND SUPPORT IN ('YES', 'DEFAULT')",
+    )?;
+    Ok(n == Some(1))
+}
