@@ -203,8 +203,9 @@ pub unsafe extern "C" fn rheap_create(
 #[no_mangle]
 pub unsafe extern "C" fn rheap_write_row(h: *mut rheap_handler, buf: *const u8) -> c_int {
     guard("rheap_write_row", || {
-        // SAFETY: the shim's handler, and a record of rec_len bytes.
+        // SAFETY: the shim passes its own handler.
         let h = unsafe { state(h) }?;
+        // SAFETY: the server passes a whole record of the open table, rec_len bytes.
         let buf = unsafe { row(buf, h.rec_len) }?;
         h.share()?.write()?.write(buf)?;
         Ok(())
@@ -222,8 +223,9 @@ pub unsafe extern "C" fn rheap_update_row(
     new_data: *const u8,
 ) -> c_int {
     guard("rheap_update_row", || {
-        // SAFETY: the shim's handler, and a record of rec_len bytes.
+        // SAFETY: the shim passes its own handler.
         let h = unsafe { state(h) }?;
+        // SAFETY: the server passes a whole record of the open table, rec_len bytes.
         let new_data = unsafe { row(new_data, h.rec_len) }?;
         h.share()?.write()?.update(h.current()?, new_data)
     })
@@ -291,8 +293,9 @@ pub unsafe extern "C" fn rheap_rnd_init(h: *mut rheap_handler, _scan: u8) -> c_i
 #[no_mangle]
 pub unsafe extern "C" fn rheap_rnd_next(h: *mut rheap_handler, buf: *mut u8) -> c_int {
     guard("rheap_rnd_next", || {
-        // SAFETY: the shim's handler, and record[0] of rec_len bytes.
+        // SAFETY: the shim passes its own handler.
         let h = unsafe { state(h) }?;
+        // SAFETY: the server passes record[0] (or record[1]) of the open table, rec_len bytes.
         let out = unsafe { row_mut(buf, h.rec_len) }?;
         let table = h.share()?.read()?;
         let pos = table.next(h.scan_next).ok_or(Error::EndOfFile)?;
@@ -326,10 +329,12 @@ pub unsafe extern "C" fn rheap_rnd_pos(
     pos: *const u8,
 ) -> c_int {
     guard("rheap_rnd_pos", || {
-        // SAFETY: the shim's handler, record[0], and a ref of REF_LENGTH bytes.
+        // SAFETY: the shim passes its own handler.
         let h = unsafe { state(h) }?;
+        // SAFETY: the server passes a record buffer of the open table, rec_len bytes.
         let out = unsafe { row_mut(buf, h.rec_len) }?;
         let pos = Pos::from_le_bytes(
+            // SAFETY: a position stored by rheap_position, ref_length (REF_LENGTH) bytes.
             unsafe { row(pos, REF_LENGTH) }?
                 .try_into()
                 .expect("REF_LENGTH bytes"),
@@ -347,8 +352,9 @@ pub unsafe extern "C" fn rheap_rnd_pos(
 #[no_mangle]
 pub unsafe extern "C" fn rheap_position(h: *mut rheap_handler, r: *mut u8) {
     guard_value("rheap_position", (), || {
-        // SAFETY: the shim's handler, and its `ref` buffer of ref_length bytes.
+        // SAFETY: the shim passes its own handler.
         let h = unsafe { state(h) }?;
+        // SAFETY: the shim passes handler::ref, ref_length (REF_LENGTH) bytes.
         let out = unsafe { row_mut(r, REF_LENGTH) }?;
         out.copy_from_slice(&h.current()?.to_le_bytes());
         Ok(())
