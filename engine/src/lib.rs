@@ -5,6 +5,7 @@
 //! the `handler` method of the same name and catches every panic at the boundary.
 #![warn(missing_debug_implementations)]
 
+pub mod boundary;
 pub mod error;
 pub mod limits;
 pub mod records;

@@ -10,7 +10,6 @@ mod share;
 
 use crate::error::{Error, Result};
 use std::ffi::{c_int, CStr, CString};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Runs `f` for the entry point `name`; 0 on success, else the error's code.
 fn guard(name: &str, f: impl FnOnce() -> Result<()>) -> c_int {
@@ -24,22 +23,11 @@ const INTERNAL_ERROR: c_int = crate::error::code::HA_ERR_INTERNAL_ERROR;
 
 /// Runs `f` for the entry point `name`; `on_failure` (logged) if it fails or panics.
 fn guard_value<T>(name: &str, on_failure: T, f: impl FnOnce() -> Result<T>) -> T {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(v)) => v,
-        Ok(Err(e)) => {
-            log(0, &format!("{name}: {e}"));
-            on_failure
-        }
-        Err(payload) => {
-            let what = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            log(0, &format!("internal error in {name}: {what}"));
-            on_failure
-        }
+    let (v, msg) = crate::boundary::catch(name, on_failure, f);
+    if let Some(msg) = msg {
+        log(0, &msg);
     }
+    v
 }
 
 /// A line in the server's error log (0 error, 1 warning, 2 note).
