@@ -7,6 +7,7 @@
 pub mod mtr;
 pub mod paths;
 pub mod plugin;
+pub mod process;
 pub mod server;
 pub mod sql;
 

@@ -1,8 +1,9 @@
 //! Runs the installed mysql-test-run and counts its outcomes.
 
 use crate::paths;
+use crate::process;
 use anyhow::{Context, Result};
-use std::io::{BufRead, BufReader};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Outcomes of one mtr run.
@@ -65,24 +66,15 @@ impl Run {
         }
         args.extend(self.mysqld.iter().map(|o| format!("--mysqld={o}")));
         args.extend(self.tests.iter().cloned());
-        let mut cmd = duct::cmd("perl", &args)
-            .dir(paths::mtr_dir())
-            .stderr_to_stdout()
-            .unchecked();
+        let mut cmd = duct::cmd("perl", &args).dir(paths::mtr_dir());
         for (k, v) in &self.env {
             cmd = cmd.env(k, v);
         }
-        let reader = cmd
-            .reader()
-            .context("starting mysql-test-run (package mariadb-test)")?;
         let mut log = std::fs::File::create(&self.log)?;
         let mut summary = Summary::default();
-        let mut lines = BufReader::new(&reader);
-        let mut line = String::new();
-        while lines.read_line(&mut line)? > 0 {
-            use std::io::Write;
+        summary.mtr_ok = process::stream(cmd, |line| {
             log.write_all(line.as_bytes())?;
-            if let Some((name, outcome)) = outcome(&line) {
+            if let Some((name, outcome)) = outcome(line) {
                 println!("  {name:<60} {outcome}");
                 match outcome {
                     "pass" => summary.passed += 1,
@@ -93,9 +85,9 @@ impl Run {
                     _ => summary.skipped += 1,
                 }
             }
-            line.clear();
-        }
-        summary.mtr_ok = reader.try_wait()?.is_some_and(|o| o.status.success());
+            Ok(())
+        })
+        .context("running mysql-test-run (package mariadb-test)")?;
         Ok(summary)
     }
 }

@@ -11,8 +11,7 @@
 use anyhow::{bail, Result};
 use mysql::prelude::Queryable;
 use rheap_mtr_tests::server::{Options, Server};
-use rheap_mtr_tests::{mtr, paths, plugin, sql};
-use std::io::{BufRead, BufReader};
+use rheap_mtr_tests::{mtr, paths, plugin, process, sql};
 use std::time::Instant;
 
 /// The upstream tests that must pass unchanged with the plugin loaded and unused.
@@ -27,9 +26,16 @@ fn main() {
     let result = match args.first().map(String::as_str) {
         Some("plugin") => plugin::dir().map(|d| println!("{}", d.join("ha_rheap.so").display())),
         Some("serve") => serve(args.iter().any(|a| a == "--smoke")),
-        Some("mtr") => our_mtr(&args[1..]).map(|s| report(&[Tally::mtr("rheap suite", &s)])),
+        Some("mtr") => {
+            report(&[Tally::mtr_result("rheap suite", our_mtr(&args[1..]))]);
+            Ok(())
+        }
         Some("upstream") => {
-            upstream_unchanged().map(|s| report(&[Tally::mtr("upstream, plugin loaded", &s)]))
+            report(&[Tally::mtr_result(
+                "upstream, plugin loaded",
+                upstream_unchanged(),
+            )]);
+            Ok(())
         }
         Some("test") => test(),
         _ => {
@@ -141,25 +147,28 @@ impl Tally {
         }
         t
     }
+
+    /// An mtr step, or one failure with the reason when it could not run at all.
+    fn mtr_result(name: &str, r: Result<mtr::Summary>) -> Tally {
+        match r {
+            Ok(s) => Tally::mtr(name, &s),
+            Err(e) => Tally {
+                notes: vec![format!("{e:#}")],
+                ..Tally::check(name, false)
+            },
+        }
+    }
 }
 
 /// Runs a command from the workspace root, echoing its output; returns success and output.
 fn run_echo(program: &str, args: &[&str]) -> Result<(bool, String)> {
     println!("$ {program} {}", args.join(" "));
-    let reader = duct::cmd(program, args)
-        .dir(paths::workspace())
-        .stderr_to_stdout()
-        .unchecked()
-        .reader()?;
     let mut out = String::new();
-    let mut lines = BufReader::new(&reader);
-    let mut line = String::new();
-    while lines.read_line(&mut line)? > 0 {
+    let ok = process::stream(duct::cmd(program, args).dir(paths::workspace()), |line| {
         print!("{line}");
-        out.push_str(&line);
-        line.clear();
-    }
-    let ok = reader.try_wait()?.is_some_and(|o| o.status.success());
+        out.push_str(line);
+        Ok(())
+    })?;
     Ok((ok, out))
 }
 
@@ -254,32 +263,21 @@ fn test() -> Result<()> {
     ));
 
     header("mtr: our rheap suite");
-    match our_mtr(&[]) {
-        Ok(s) => tallies.push(Tally::mtr("mtr rheap suite", &s)),
-        Err(e) => tallies.push(Tally {
-            notes: vec![format!("{e:#}")],
-            ..Tally::check("mtr rheap suite", false)
-        }),
-    }
+    tallies.push(Tally::mtr_result("mtr rheap suite", our_mtr(&[])));
 
     header("mtr: upstream heap suite and main tests, plugin loaded and unused");
-    match upstream_unchanged() {
-        Ok(s) => tallies.push(Tally::mtr("mtr upstream with plugin loaded", &s)),
-        Err(e) => tallies.push(Tally {
-            notes: vec![format!("{e:#}")],
-            ..Tally::check("mtr upstream with plugin loaded", false)
-        }),
-    }
+    tallies.push(Tally::mtr_result(
+        "mtr upstream with plugin loaded",
+        upstream_unchanged(),
+    ));
 
     println!("\n==> done in {:.0?}", started.elapsed());
     report(&tallies);
-    if tallies.iter().any(|t| t.failed > 0) {
-        std::process::exit(1);
-    }
     Ok(())
 }
 
-/// The per-step table and, last, the `N passed, N failed` line.
+/// The per-step table and, last, the `N passed, N failed` line; exits 1 when any failed
+/// (directly, so that the count line stays the last line).
 fn report(tallies: &[Tally]) {
     println!(
         "{:<40} {:>7} {:>7} {:>8}",
@@ -298,6 +296,9 @@ fn report(tallies: &[Tally]) {
     let failed: usize = tallies.iter().map(|t| t.failed).sum();
     let skipped: usize = tallies.iter().map(|t| t.skipped).sum();
     println!("{passed} passed, {failed} failed, {skipped} skipped");
+    if failed > 0 {
+        std::process::exit(1);
+    }
 }
 
 #[cfg(test)]
