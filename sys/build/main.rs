@@ -131,6 +131,14 @@ fn build_shim(server: &Server) {
 fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     let server = Server::find(&out);
+    // The paths this build used, for the crate's tests of the version check.
+    for (key, path) in [
+        ("SOURCE_DIR", &server.src),
+        ("GENERATED_DIR", &server.generated),
+        ("MARIADBD", &server.mariadbd),
+    ] {
+        println!("cargo:rustc-env=RHEAP_BUILD_{key}={}", path.display());
+    }
     match version::check(&server.src, &server.generated, &server.mariadbd) {
         Ok(v) => println!("cargo:version_id={}", v.id()),
         Err(msg) => fail(msg),
