@@ -24,6 +24,16 @@ pub enum Error {
     RecordDeleted,
     /// A row buffer of the wrong length, or a call out of sequence (`HA_ERR_WRONG_COMMAND`).
     WrongCommand,
+    /// A unique key already has the row's value; the key's number (`HA_ERR_FOUND_DUPP_KEY`).
+    DuplicateKey(usize),
+    /// An index read found no row with the key (`HA_ERR_KEY_NOT_FOUND`).
+    KeyNotFound,
+    /// The index does not exist or is disabled (`HA_ERR_WRONG_INDEX`).
+    WrongIndex,
+    /// The table changed since a HANDLER scan was positioned (`HA_ERR_RECORD_CHANGED`).
+    RecordChanged,
+    /// Indexes cannot be enabled on a table that holds rows (`HA_ERR_CRASHED`, as HEAP).
+    Crashed,
     /// An unexpected internal failure, e.g. a caught panic (`HA_ERR_INTERNAL_ERROR`).
     Internal(String),
 }
@@ -31,8 +41,9 @@ pub enum Error {
 /// The server's error codes this module maps to (include/my_base.h, include/errno.h).
 pub mod code {
     pub use rheap_sys::{
-        HA_ERR_END_OF_FILE, HA_ERR_INTERNAL_ERROR, HA_ERR_OUT_OF_MEM, HA_ERR_RECORD_DELETED,
-        HA_ERR_RECORD_FILE_FULL, HA_ERR_WRONG_COMMAND,
+        HA_ERR_CRASHED, HA_ERR_END_OF_FILE, HA_ERR_FOUND_DUPP_KEY, HA_ERR_INTERNAL_ERROR,
+        HA_ERR_KEY_NOT_FOUND, HA_ERR_OUT_OF_MEM, HA_ERR_RECORD_CHANGED, HA_ERR_RECORD_DELETED,
+        HA_ERR_RECORD_FILE_FULL, HA_ERR_WRONG_COMMAND, HA_ERR_WRONG_INDEX,
     };
     /// `ENOENT`: what HEAP's drop and open report for a table it does not have.
     pub const ENOENT: i32 = 2;
@@ -51,6 +62,11 @@ impl Error {
             Error::OutOfMemory => code::HA_ERR_OUT_OF_MEM,
             Error::RecordDeleted => code::HA_ERR_RECORD_DELETED,
             Error::WrongCommand => code::HA_ERR_WRONG_COMMAND,
+            Error::DuplicateKey(_) => code::HA_ERR_FOUND_DUPP_KEY,
+            Error::KeyNotFound => code::HA_ERR_KEY_NOT_FOUND,
+            Error::WrongIndex => code::HA_ERR_WRONG_INDEX,
+            Error::Crashed => code::HA_ERR_CRASHED,
+            Error::RecordChanged => code::HA_ERR_RECORD_CHANGED,
             Error::Internal(_) => code::HA_ERR_INTERNAL_ERROR,
         }
     }
@@ -66,6 +82,11 @@ impl fmt::Display for Error {
             Error::OutOfMemory => f.write_str("out of memory"),
             Error::RecordDeleted => f.write_str("record was deleted"),
             Error::WrongCommand => f.write_str("operation not valid here"),
+            Error::DuplicateKey(k) => write!(f, "duplicate value in key {k}"),
+            Error::KeyNotFound => f.write_str("key not found"),
+            Error::WrongIndex => f.write_str("no such index"),
+            Error::RecordChanged => f.write_str("the table changed since the scan was positioned"),
+            Error::Crashed => f.write_str("indexes cannot be rebuilt on a table with rows"),
             Error::Internal(m) => write!(f, "internal error: {m}"),
         }
     }

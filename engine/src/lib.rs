@@ -6,7 +6,10 @@
 #![warn(missing_debug_implementations)]
 
 pub mod boundary;
+pub mod collation;
 pub mod error;
+pub mod index;
+pub mod key;
 pub mod limits;
 pub mod records;
 pub mod registry;

@@ -140,6 +140,93 @@ impl HeapLedger {
     }
 }
 
+/// `sizeof(HASH_INFO)`: one entry of a HEAP hash index.
+pub const HASH_ENTRY: u64 = 24;
+/// `sizeof(TREE_ELEMENT)`: one node of HEAP's red-black tree, before its key.
+const TREE_ELEMENT: u64 = 24;
+/// The row pointer stored after each BTREE key.
+const TREE_ROW_POINTER: u64 = 8;
+
+/// Index bytes HEAP plans per row for a key (`heap_prepare_hp_create_info`): a hash entry, or a
+/// tree node with the whole key and a row pointer.
+pub fn index_bytes_per_row(btree: bool, key_length: u64) -> u64 {
+    if btree {
+        TREE_ELEMENT + key_length + TREE_ROW_POINTER
+    } else {
+        HASH_ENTRY
+    }
+}
+
+/// The bytes HEAP would hold for one index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IndexLedger {
+    /// A hash index takes entries from its own block list and only gives them back when the
+    /// table is emptied.
+    Hash {
+        ledger: HeapLedger,
+        /// Entries ever taken since the table was last emptied (`last_allocated`).
+        taken: u64,
+    },
+    /// A tree allocates each node alone and frees it with its row.
+    Btree { allocated: u64 },
+}
+
+impl IndexLedger {
+    pub fn hash(min_records: u64, max_records: u64) -> IndexLedger {
+        IndexLedger::Hash {
+            ledger: HeapLedger::new(BlockGeometry::new(HASH_ENTRY, min_records, max_records)),
+            taken: 0,
+        }
+    }
+
+    pub fn btree() -> IndexLedger {
+        IndexLedger::Btree { allocated: 0 }
+    }
+
+    /// A hash entry is needed while the table holds `records` rows (`hp_find_free_hash`).
+    pub fn take_hash_entry(&mut self, records: u64) {
+        if let IndexLedger::Hash { ledger, taken } = self {
+            if records >= *taken {
+                if ledger.starts_block(records) {
+                    ledger.add_block();
+                }
+                *taken = records + 1;
+            }
+        }
+    }
+
+    /// A tree node for a key of `packed_len` bytes was allocated (`tree_insert`).
+    pub fn add_node(&mut self, packed_len: u64) {
+        if let IndexLedger::Btree { allocated } = self {
+            *allocated += TREE_ELEMENT + packed_len + TREE_ROW_POINTER;
+        }
+    }
+
+    /// A tree node for a key of `packed_len` bytes was freed.
+    pub fn remove_node(&mut self, packed_len: u64) {
+        if let IndexLedger::Btree { allocated } = self {
+            *allocated = allocated.saturating_sub(TREE_ELEMENT + packed_len + TREE_ROW_POINTER);
+        }
+    }
+
+    pub fn bytes(&self) -> u64 {
+        match self {
+            IndexLedger::Hash { ledger, .. } => ledger.bytes(),
+            IndexLedger::Btree { allocated } => *allocated,
+        }
+    }
+
+    pub fn clear(&mut self) {
+        match self {
+            IndexLedger::Hash { ledger, taken } => {
+                ledger.clear();
+                *taken = 0;
+            }
+            IndexLedger::Btree { allocated } => *allocated = 0,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,18 +21,78 @@
 
 #include "rheap_shim.h"
 
-/** Fills the engine's view of a table definition from the server's. */
-static void rheap_fill_def(const TABLE *table, bool internal, ulonglong auto_increment,
-                           rheap_table_def *def)
+/** The engine's view of a table definition, with storage for its keys. */
+class rheap_def_builder
 {
-  const TABLE_SHARE *s= table->s;
-  def->reclength= s->reclength;
-  def->max_rows= s->max_rows;
-  def->min_rows= s->min_rows;
-  def->max_table_size= current_thd->variables.max_heap_table_size;
-  def->auto_increment= auto_increment;
-  def->internal= internal;
-}
+  rheap_key_def keys[MAX_KEY];
+  rheap_key_seg *segs= nullptr;
+
+public:
+  rheap_table_def def;
+
+  ~rheap_def_builder() { delete[] segs; }
+
+  /** Fills `def` from `table` as HEAP reads a definition (heap_prepare_hp_create_info).
+      Returns 0 or HA_ERR_OUT_OF_MEM. */
+  int fill(const TABLE *table, bool internal, ulonglong auto_increment)
+  {
+    const TABLE_SHARE *s= table->s;
+    uint parts= 0;
+    for (uint k= 0; k < s->keys; k++)
+      parts+= table->key_info[k].user_defined_key_parts;
+    if (parts && !(segs= new (std::nothrow) rheap_key_seg[parts]()))
+      return HA_ERR_OUT_OF_MEM;
+    rheap_key_seg *seg= segs;
+    for (uint k= 0; k < s->keys; k++)
+    {
+      const KEY *key= table->key_info + k;
+      keys[k]= { seg, key->user_defined_key_parts, key->key_length,
+                 key->algorithm == HA_KEY_ALG_BTREE, (key->flags & HA_NOSAME) != 0,
+                 (key->flags & HA_NULL_ARE_EQUAL) != 0 };
+      for (uint p= 0; p < key->user_defined_key_parts; p++, seg++)
+        fill_seg(table, key->key_part + p, seg);
+    }
+    def.reclength= s->reclength;
+    def.max_rows= s->max_rows;
+    def.min_rows= s->min_rows;
+    def.max_table_size= current_thd->variables.max_heap_table_size;
+    def.auto_increment= auto_increment;
+    def.internal= internal;
+    def.tmp_table= s->tmp_table != NO_TMP_TABLE;
+    def.keys= keys;
+    def.nkeys= s->keys;
+    def.auto_key= table->found_next_number_field ? (int32_t) s->next_number_index : -1;
+    def.auto_key_type= table->found_next_number_field ?
+      (uint8_t) table->found_next_number_field->key_type() : 0;
+    return 0;
+  }
+
+private:
+  static void fill_seg(const TABLE *table, const KEY_PART_INFO *part, rheap_key_seg *seg)
+  {
+    Field *field= part->field;
+    CHARSET_INFO *cs= (field->flags & (ENUM_FLAG | SET_FLAG)) ?
+      &my_charset_bin : field->charset_for_protocol();
+    const uchar *rec= table->record[0];
+    seg->charset= cs;
+    seg->start= part->offset;
+    seg->length= part->length;
+    seg->null_bit= field->null_ptr ? field->null_bit : 0;
+    seg->null_pos= field->null_ptr ? (uint32_t) (field->null_ptr - rec) : 0;
+    seg->mbmaxlen= cs->mbmaxlen;
+    seg->key_type= (uint8_t) field->key_type();
+    seg->binary_charset= cs == &my_charset_bin;
+    seg->length_bytes= field->real_type() == MYSQL_TYPE_VARCHAR ?
+      (uint8_t) static_cast<Field_varstring *>(field)->length_bytes : 0;
+    if (field->key_type() == HA_KEYTYPE_BIT)
+    {
+      const Field_bit *bit= static_cast<const Field_bit *>(field);
+      seg->bit_pos= bit->bit_ptr ? (uint32_t) (bit->bit_ptr - rec) : 0;
+      seg->bit_start= bit->bit_ofs;
+      seg->bit_length= (uint8_t) bit->bit_len;
+    }
+  }
+};
 
 class ha_rheap final : public handler
 {
@@ -41,6 +101,8 @@ class ha_rheap final : public handler
   /** This handler's request on the table's THR_LOCK (shared tables only). */
   THR_LOCK_DATA lock_data;
   bool has_lock= false;
+  /** The BTREE keys: the only ones that can be scanned in order. */
+  key_map btree_keys;
 
 public:
   ha_rheap(handlerton *hton, TABLE_SHARE *share)
@@ -49,8 +111,21 @@ public:
 
   /** Capabilities, as the server tests them with HA_* bits (handler.h). */
   ulonglong table_flags() const override { return rheap_table_flags(); }
-  /** No index support yet: max_supported_keys() is 0, so the server never asks. */
-  ulong index_flags(uint, uint, bool) const override { return 0; }
+  /** What a key can do: HASH keys only find whole keys; BTREE keys also scan in order. */
+  ulong index_flags(uint inx, uint, bool) const override
+  { return (ulong) rheap_index_flags(is_btree(inx)); }
+  /** SHOW INDEX's Index_type. */
+  const char *index_type(uint inx) override { return is_btree(inx) ? "BTREE" : "HASH"; }
+  /** Keys the optimizer may use for an ordered index scan. */
+  const key_map *keys_to_use_for_scanning() override { return &btree_keys; }
+  uint max_supported_keys() const override { return MAX_KEY; }
+  uint max_supported_key_part_length() const override { return MAX_KEY_LENGTH; }
+  /** The optimizer's costs, as MEMORY states them: a row costs 1/20 of a disk read. */
+  double scan_time() override { return (double) (stats.records + stats.deleted) / 20.0 + 10; }
+  double read_time(uint, uint, ha_rows rows) override { return (double) (rows + 1) / 20.0; }
+  double keyread_time(uint, uint ranges, ha_rows rows) override
+  { return (double) (rows + ranges) / 20.0; }
+  double avg_io_cost() override { return 0.05; }
   /** Rows are fixed-length, as in MEMORY (SHOW TABLE STATUS: Row_format Fixed). */
   enum row_type get_row_type() const override { return ROW_TYPE_FIXED; }
 
@@ -58,12 +133,17 @@ public:
       after a restart (the .frm outlives the rows). Returns 0 or an error code. */
   int open(const char *name, int, uint test_if_locked) override
   {
-    rheap_table_def def;
-    rheap_fill_def(table, test_if_locked & HA_OPEN_INTERNAL_TABLE, 0, &def);
+    rheap_def_builder b;
+    if (int err= b.fill(table, test_if_locked & HA_OPEN_INTERNAL_TABLE, 0))
+      return err;
     void *lock= nullptr;
     uint8_t emptied= 0;
-    if (int err= rheap_open(rs, name, &def, &lock, &emptied))
+    if (int err= rheap_open(rs, name, &b.def, &lock, &emptied))
       return err;
+    btree_keys.clear_all();
+    for (uint i= 0; i < table->s->keys; i++)
+      if (is_btree(i))
+        btree_keys.set_bit(i);
     if ((has_lock= lock != nullptr))
       thr_lock_data_init(static_cast<THR_LOCK *>(lock), &lock_data, nullptr);
     implicit_emptied= emptied;
@@ -75,24 +155,32 @@ public:
   /** CREATE TABLE: makes the empty table `name` (a handler that is not open). */
   int create(const char *name, TABLE *form, HA_CREATE_INFO *info) override
   {
-    rheap_table_def def;
-    rheap_fill_def(form, false, info->auto_increment_value, &def);
-    return rheap_create(rs, name, &def);
+    rheap_def_builder b;
+    if (int err= b.fill(form, false, info->auto_increment_value))
+      return err;
+    return rheap_create(rs, name, &b.def);
   }
   /** Drops `name`: 0, or -1 when there is no such table (the server then says so). */
   int delete_table(const char *name) override { return rheap_drop_table(name); }
   int rename_table(const char *from, const char *to) override { return rheap_rename_table(from, to); }
 
-  /** INSERT of one row in record format (record[0]). */
-  int write_row(const uchar *buf) override { return rheap_write_row(rs, buf); }
+  /** INSERT of one row in record format (record[0]); assigns the AUTO_INCREMENT value first,
+      as every engine's write_row does. */
+  int write_row(const uchar *buf) override
+  {
+    if (table->next_number_field && buf == table->record[0])
+      if (int err= update_auto_increment())
+        return err;
+    return rheap_write_row(rs, buf);
+  }
   /** UPDATE of the row last read (by scan, rnd_pos or index) to `new_data`. */
   int update_row(const uchar *old_data, const uchar *new_data) override
   { return rheap_update_row(rs, old_data, new_data); }
   /** DELETE of the row last read; allowed in the middle of a scan, which then goes on. */
   int delete_row(const uchar *buf) override { return rheap_delete_row(rs, buf); }
-  /** DELETE without WHERE (and TRUNCATE of temporary tables). */
+  /** DELETE without WHERE. TRUNCATE (of temporary tables and partitions; other tables are
+      recreated) is the server's handler::truncate(): this, then reset_auto_increment(0). */
   int delete_all_rows() override { return rheap_delete_all_rows(rs); }
-  int truncate() override { return rheap_truncate(rs); }
 
   /** Starts a full scan (scan=true) or a series of rnd_pos calls (scan=false). */
   int rnd_init(bool scan) override { return rheap_rnd_init(rs, scan); }
@@ -104,12 +192,93 @@ public:
   /** Stores the position of the row last read into `ref`. */
   void position(const uchar *) override { rheap_position(rs, ref); }
 
-  /** Statistics for the optimizer and SHOW TABLE STATUS. */
+  /** Reads a row by key into `buf`: the first (or last) row matching `find_flag` for the key
+      prefix `keypart_map` of `key` (key format); HA_ERR_KEY_NOT_FOUND when none. */
+  int index_read_map(uchar *buf, const uchar *key, key_part_map keypart_map,
+                     enum ha_rkey_function find_flag) override
+  { return rheap_index_read_map(rs, buf, active_index, key, keypart_map, find_flag); }
+  /** As index_read_map on key `index`, without index_init. */
+  int index_read_idx_map(uchar *buf, uint index, const uchar *key, key_part_map keypart_map,
+                         enum ha_rkey_function find_flag) override
+  { return rheap_index_read_map(rs, buf, index, key, keypart_map, find_flag); }
+  /** The last row with the key prefix (ORDER BY ... DESC over a BTREE key). */
+  int index_read_last_map(uchar *buf, const uchar *key, key_part_map keypart_map) override
+  { return rheap_index_read_last_map(rs, buf, active_index, key, keypart_map); }
+  /** Next row in key order (BTREE), or next row with the same key (HASH). */
+  int index_next(uchar *buf) override { return rheap_index_next(rs, buf); }
+  int index_prev(uchar *buf) override { return rheap_index_prev(rs, buf); }
+  /** First / last row in key order; HASH keys answer HA_ERR_WRONG_COMMAND. */
+  int index_first(uchar *buf) override { return rheap_index_first(rs, buf, active_index); }
+  int index_last(uchar *buf) override { return rheap_index_last(rs, buf, active_index); }
+  /** Rows expected in a range: counted on BTREE keys; for HASH keys only exact whole keys are
+      answered, from the key statistics. */
+  ha_rows records_in_range(uint inx, const key_range *min_key, const key_range *max_key,
+                           page_range *) override
+  {
+    rheap_key_range lo, hi;
+    uint64_t n= rheap_records_in_range(rs, inx, to_range(min_key, &lo), to_range(max_key, &hi));
+    return n == UINT64_MAX ? HA_POS_ERROR : (ha_rows) n;
+  }
+  /** INTERSECT / EXCEPT: finds the row whose unique HASH key equals `record`'s. */
+  int find_unique_row(uchar *record, uint unique_idx) override
+  { return rheap_find_unique_row(rs, record, unique_idx); }
+  /** Remembers the current scan row; restart_rnd_next() goes on from it. */
+  int remember_rnd_pos() override { return rheap_remember_rnd_pos(rs); }
+  int restart_rnd_next(uchar *buf) override { return rheap_restart_rnd_next(rs, buf); }
+  /** HANDLER ... READ NEXT: HA_ERR_RECORD_CHANGED when rows changed since the last read. */
+  int can_continue_handler_scan() override
+  { return rheap_can_continue_handler_scan(rs, inited == INDEX ? 1 : inited == RND ? 2 : 0); }
+
+  /** DISABLE KEYS (non-persistent only): indexes are emptied and no longer maintained. */
+  int disable_indexes(key_map, bool persist) override
+  { return persist ? HA_ERR_WRONG_COMMAND : rheap_disable_indexes(rs); }
+  /** ENABLE KEYS: only on an empty table (HA_ERR_CRASHED otherwise), as MEMORY. */
+  int enable_indexes(key_map, bool persist) override
+  { return persist ? HA_ERR_WRONG_COMMAND : rheap_enable_indexes(rs); }
+  int indexes_are_disabled() override { return rheap_indexes_are_disabled(rs); }
+
+  /** Table-level locking reserves every value from the next one on. */
+  void get_auto_increment(ulonglong, ulonglong, ulonglong, ulonglong *first_value,
+                          ulonglong *nb_reserved_values) override
+  {
+    *first_value= rheap_next_auto_increment(rs);
+    *nb_reserved_values= ULONGLONG_MAX;
+  }
+  int reset_auto_increment(ulonglong value) override
+  { return rheap_reset_auto_increment(rs, value); }
+  /** SHOW CREATE TABLE's AUTO_INCREMENT=, unless the statement sets one. */
+  void update_create_info(HA_CREATE_INFO *create_info) override
+  {
+    info(HA_STATUS_AUTO);
+    if (!(create_info->used_fields & HA_CREATE_USED_AUTO))
+      create_info->auto_increment_value= stats.auto_increment_value;
+  }
+  /** ALTER TABLE may keep the rows only when nothing about their layout or AUTO_INCREMENT
+      changes (MEMORY's rule). */
+  bool check_if_incompatible_data(HA_CREATE_INFO *info, uint table_changes) override
+  {
+    if ((info->used_fields & HA_CREATE_USED_AUTO && info->auto_increment_value != 0) ||
+        table_changes == IS_EQUAL_NO || table_changes & IS_EQUAL_PACK_LENGTH)
+      return COMPATIBLE_DATA_NO;
+    return COMPATIBLE_DATA_YES;
+  }
+
+  /** Statistics for the optimizer and SHOW TABLE STATUS; refreshes the HASH keys'
+      rec_per_key as MEMORY does. */
   int info(uint flag) override
   {
     rheap_stats s;
-    if (int err= rheap_info(rs, flag, &s))
+    uint64_t rec_per_key[MAX_KEY];
+    if (int err= rheap_info(rs, flag, &s, rec_per_key, table->s->keys))
       return err;
+    errkey= s.errkey;
+    if (s.key_stats_updated)
+      for (uint i= 0; i < table->s->keys; i++)
+      {
+        KEY *key= table->key_info + i;
+        if (key->rec_per_key && rec_per_key[i])
+          key->rec_per_key[key->user_defined_key_parts - 1]= (ulong) rec_per_key[i];
+      }
     stats.records= s.records;
     stats.deleted= s.deleted;
     stats.data_file_length= s.data_file_length;
@@ -118,12 +287,16 @@ public:
     stats.delete_length= s.delete_length;
     stats.mean_rec_length= (ulong) s.mean_rec_length;
     stats.create_time= (ulong) s.create_time;
-    stats.auto_increment_value= s.auto_increment_value;
+    if (flag & HA_STATUS_AUTO)
+      stats.auto_increment_value= s.auto_increment_value;
     return 0;
   }
   /** Exact row count (HA_HAS_RECORDS). */
   ha_rows records() override { return rheap_records(rs); }
-  int extra(enum ha_extra_function) override { return 0; }
+  /** Hints; MEMORY acts on HA_EXTRA_CHANGE_KEY_TO_UNIQUE/_DUP and HA_EXTRA_RESET_STATE. */
+  int extra(enum ha_extra_function operation) override { return rheap_extra(rs, operation); }
+  /** End of statement: forget the cursor. */
+  int reset() override { return rheap_reset(rs); }
   /** No external locking: table-level locks are the THR_LOCK below. */
   int external_lock(THD *, int) override { return 0; }
 
@@ -136,6 +309,17 @@ public:
       lock_data.type= lock_type;
     *to++= &lock_data;
     return to;
+  }
+
+private:
+  bool is_btree(uint inx) const { return table_share->key_info[inx].algorithm == HA_KEY_ALG_BTREE; }
+
+  static const rheap_key_range *to_range(const key_range *r, rheap_key_range *out)
+  {
+    if (!r)
+      return nullptr;
+    *out= { r->key, r->length, r->keypart_map, (int32_t) r->flag };
+    return out;
   }
 };
 
@@ -163,6 +347,37 @@ extern "C" void rheap_log(int level, const char *msg)
     sql_print_warning("RHEAP: %s", msg);
   else
     sql_print_information("RHEAP: %s", msg);
+}
+
+extern "C" size_t rheap_cs_charpos(const void *cs, const unsigned char *s, size_t len,
+                                   size_t chars)
+{
+  return my_ci_charpos(static_cast<CHARSET_INFO *>(cs), (const char *) s,
+                       (const char *) s + len, chars);
+}
+
+extern "C" size_t rheap_cs_strnxfrmlen(const void *cs, size_t len)
+{
+  CHARSET_INFO *c= static_cast<CHARSET_INFO *>(cs);
+  return c->coll->strnxfrmlen(c, len);
+}
+
+extern "C" void rheap_cs_strnxfrm(const void *cs, unsigned char *dst, size_t dstlen, size_t chars,
+                                  const unsigned char *src, size_t srclen)
+{
+  CHARSET_INFO *c= static_cast<CHARSET_INFO *>(cs);
+  c->coll->strnxfrm(c, dst, dstlen, (uint) (chars * c->strxfrm_multiply), src, srclen,
+                    MY_STRXFRM_PAD_WITH_SPACE | MY_STRXFRM_PAD_TO_MAXLEN);
+}
+
+extern "C" void rheap_cs_hash_sort(const void *cs, const unsigned char *s, size_t len,
+                                   uint64_t *nr1, uint64_t *nr2)
+{
+  CHARSET_INFO *c= static_cast<CHARSET_INFO *>(cs);
+  ulong a= (ulong) *nr1, b= (ulong) *nr2;
+  c->coll->hash_sort(c, s, len, &a, &b);
+  *nr1= a;
+  *nr2= b;
 }
 
 /* ---- Plugin declaration ----------------------------------------------------------------- */

@@ -21,6 +21,45 @@ extern "C" {
 /** The Rust state of one handler object; created and freed by Rust. */
 typedef struct rheap_handler rheap_handler;
 
+/** One segment of a key: a column, or a prefix of one (from KEY_PART_INFO and its Field). */
+typedef struct rheap_key_seg {
+  /** The column's CHARSET_INFO (my_charset_bin for ENUM and SET), as HEAP takes it. */
+  const void *charset;
+  /** Offset of the value in the record, and its bytes in the key format (KEY_PART_INFO). */
+  uint32_t start;
+  uint32_t length;
+  /** Offset of the byte with the NULL bit; `null_bit` is 0 for NOT NULL columns. */
+  uint32_t null_pos;
+  /** BIT columns: offset of the byte holding the bits that do not fill a byte. */
+  uint32_t bit_pos;
+  /** The charset's most bytes per character. */
+  uint32_t mbmaxlen;
+  /** Field::key_type() (enum ha_base_keytype). */
+  uint8_t key_type;
+  uint8_t null_bit;
+  /** VARCHAR: bytes of the length prefix in the record (1 or 2), else 0. */
+  uint8_t length_bytes;
+  /** BIT columns: first bit and number of the odd bits. */
+  uint8_t bit_start;
+  uint8_t bit_length;
+  /** Non-zero when `charset` is my_charset_bin. */
+  uint8_t binary_charset;
+} rheap_key_seg;
+
+/** One index (from KEY). */
+typedef struct rheap_key_def {
+  const rheap_key_seg *segs;
+  uint32_t nsegs;
+  /** KEY::key_length: bytes of the whole key in the key format. */
+  uint32_t key_length;
+  /** Non-zero for USING BTREE, zero for HASH (the default). */
+  uint8_t btree;
+  /** HA_NOSAME: UNIQUE or PRIMARY. */
+  uint8_t unique;
+  /** HA_NULL_ARE_EQUAL: NULLs are duplicates of each other. */
+  uint8_t null_are_equal;
+} rheap_key_def;
+
 /** What the engine needs of a table definition (from TABLE_SHARE and the creating thread). */
 typedef struct rheap_table_def {
   /** Bytes of one row in the server's record format (TABLE_SHARE::reclength). */
@@ -35,6 +74,15 @@ typedef struct rheap_table_def {
   uint64_t auto_increment;
   /** Non-zero for the server's internal temporary tables: private to one handler, never shared by name. */
   uint8_t internal;
+  /** Non-zero for any temporary table (internal, or CREATE TEMPORARY TABLE). */
+  uint8_t tmp_table;
+  /** The indexes, in the server's key order; valid during the call only. */
+  const rheap_key_def *keys;
+  uint32_t nkeys;
+  /** The key led by the AUTO_INCREMENT column, or -1. */
+  int32_t auto_key;
+  /** Field::key_type() of the AUTO_INCREMENT column. */
+  uint8_t auto_key_type;
 } rheap_table_def;
 
 /** What handler::info() reports (the fields of ha_statistics the engine knows). */
@@ -48,7 +96,20 @@ typedef struct rheap_stats {
   uint64_t auto_increment_value;
   uint64_t mean_rec_length;
   int64_t create_time;
+  /** The key of the last duplicate-key error (handler::errkey). */
+  int32_t errkey;
+  /** Non-zero when `rec_per_key` holds fresh statistics for the handler's TABLE. */
+  uint8_t key_stats_updated;
 } rheap_stats;
+
+/** A bound of a range, as key_range (handler.h): a key in key format and its search flag. */
+typedef struct rheap_key_range {
+  const unsigned char *key;
+  uint32_t length;
+  uint64_t keypart_map;
+  /** enum ha_rkey_function. */
+  int32_t flag;
+} rheap_key_range;
 
 /* ---- Implemented in Rust (engine/src/ffi) ------------------------------------------------ */
 
@@ -79,7 +140,6 @@ int rheap_write_row(rheap_handler *h, const unsigned char *buf);
 int rheap_update_row(rheap_handler *h, const unsigned char *old_data, const unsigned char *new_data);
 int rheap_delete_row(rheap_handler *h, const unsigned char *buf);
 int rheap_delete_all_rows(rheap_handler *h);
-int rheap_truncate(rheap_handler *h);
 
 int rheap_rnd_init(rheap_handler *h, uint8_t scan);
 int rheap_rnd_next(rheap_handler *h, unsigned char *buf);
@@ -88,7 +148,40 @@ int rheap_rnd_pos(rheap_handler *h, unsigned char *buf, const unsigned char *pos
 /** Writes the current row's position into `ref` (rheap_ref_length() bytes). */
 void rheap_position(rheap_handler *h, unsigned char *ref);
 
-int rheap_info(rheap_handler *h, uint32_t flag, rheap_stats *out);
+/** Fills `out`; when the key statistics are due, also `rec_per_key[k]` for each key (0: leave
+    the key's statistics alone), `nkeys` entries. */
+int rheap_info(rheap_handler *h, uint32_t flag, rheap_stats *out, uint64_t *rec_per_key,
+               uint32_t nkeys);
+
+/** handler::index_flags for a HASH (btree == 0) or BTREE key. */
+uint64_t rheap_index_flags(uint8_t btree);
+int rheap_index_read_map(rheap_handler *h, unsigned char *buf, uint32_t index,
+                         const unsigned char *key, uint64_t keypart_map, int32_t find_flag);
+int rheap_index_read_last_map(rheap_handler *h, unsigned char *buf, uint32_t index,
+                              const unsigned char *key, uint64_t keypart_map);
+int rheap_index_next(rheap_handler *h, unsigned char *buf);
+int rheap_index_prev(rheap_handler *h, unsigned char *buf);
+int rheap_index_first(rheap_handler *h, unsigned char *buf, uint32_t index);
+int rheap_index_last(rheap_handler *h, unsigned char *buf, uint32_t index);
+/** Rows expected between two bounds (either may be NULL); UINT64_MAX for HA_POS_ERROR. */
+uint64_t rheap_records_in_range(rheap_handler *h, uint32_t index, const rheap_key_range *min_key,
+                                const rheap_key_range *max_key);
+/** find_unique_row: 0 found (row copied into `record`), 1 not found, -1 error. */
+int rheap_find_unique_row(rheap_handler *h, unsigned char *record, uint32_t index);
+int rheap_remember_rnd_pos(rheap_handler *h);
+int rheap_restart_rnd_next(rheap_handler *h, unsigned char *buf);
+/** 0, or HA_ERR_RECORD_CHANGED when the table changed under a HANDLER scan. */
+int rheap_can_continue_handler_scan(rheap_handler *h, uint8_t index_scan);
+/** handler::extra for the operations HEAP acts on (enum ha_extra_function). */
+int rheap_extra(rheap_handler *h, int32_t operation);
+/** handler::reset: forgets the cursor. */
+int rheap_reset(rheap_handler *h);
+int rheap_disable_indexes(rheap_handler *h);
+int rheap_enable_indexes(rheap_handler *h);
+int rheap_indexes_are_disabled(rheap_handler *h);
+int rheap_reset_auto_increment(rheap_handler *h, uint64_t value);
+/** The next AUTO_INCREMENT value (handler::get_auto_increment's first value). */
+uint64_t rheap_next_auto_increment(rheap_handler *h);
 uint64_t rheap_records(rheap_handler *h);
 
 /* ---- Implemented in the C++ shim, called from Rust ----------------------------------------- */
@@ -99,6 +192,19 @@ void *rheap_thr_lock_new(void);
 void rheap_thr_lock_free(void *lock);
 /** Writes a line to the server's error log (level: 0 error, 1 warning, 2 note). */
 void rheap_log(int level, const char *msg);
+
+/* The collation functions of a CHARSET_INFO (m_ctype.h), for key segments' `charset`. */
+/** Bytes of the first `chars` characters of `s` (cset->charpos; may exceed `len`). */
+size_t rheap_cs_charpos(const void *cs, const unsigned char *s, size_t len, size_t chars);
+/** Bytes of the weight image of `len` bytes of text (coll->strnxfrmlen). */
+size_t rheap_cs_strnxfrmlen(const void *cs, size_t len);
+/** Weights of `src` (at most `chars` characters) into all `dstlen` bytes of `dst`, padded as
+    filesort pads (coll->strnxfrm with PAD_WITH_SPACE | PAD_TO_MAXLEN). */
+void rheap_cs_strnxfrm(const void *cs, unsigned char *dst, size_t dstlen, size_t chars,
+                       const unsigned char *src, size_t srclen);
+/** Mixes `s` into a running hash (coll->hash_sort). */
+void rheap_cs_hash_sort(const void *cs, const unsigned char *s, size_t len, uint64_t *nr1,
+                        uint64_t *nr2);
 
 #ifdef __cplusplus
 }

@@ -7,30 +7,82 @@
 use super::share::{Share, TABLES};
 use super::{guard, guard_value, table_name};
 use crate::error::{Error, Result};
+use crate::index::btree::Entry;
 use crate::records::Pos;
-use crate::table::{Table, TableDef};
+use crate::table::Table;
 use rheap_sys::shim::{rheap_handler, rheap_stats, rheap_table_def};
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::Arc;
+
+/// Where an index scan stands.
+#[derive(Debug, Default, Clone)]
+pub(super) enum Cursor {
+    #[default]
+    None,
+    /// On a row of a HASH key: the key's image, the row, and how many rows of the key came
+    /// before it.
+    Hash { image: Vec<u8>, pos: Pos, at: usize },
+    /// On an entry of a BTREE key.
+    Btree { key: usize, entry: Entry },
+    /// Past the last (`after`) or before the first entry of a BTREE key.
+    BtreeEdge { key: usize, after: bool },
+}
 
 /// The Rust state of one `ha_rheap` object.
 #[derive(Debug, Default)]
 pub struct Handler {
     share: Option<Arc<Share>>,
-    rec_len: usize,
+    pub(super) rec_len: usize,
     /// The slot a scan looks at next.
     scan_next: Pos,
     /// The slot of the row last read: what update_row, delete_row and position act on.
-    current: Option<Pos>,
+    pub(super) current: Option<Pos>,
+    /// The row remember_rnd_pos saved.
+    remembered: Option<Pos>,
+    /// The index scan in progress, and the key it is on.
+    pub(super) cursor: Cursor,
+    pub(super) cursor_key: usize,
+    /// The key of the last duplicate-key error.
+    errkey: i32,
+    /// A temporary table: deletes do not count towards refreshing statistics (as HEAP).
+    tmp_table: bool,
+    /// Rows changed through this handler since its statistics were last refreshed.
+    records_changed: u64,
+    /// The table's key_stat_version when this handler last refreshed its statistics.
+    key_stat_version: u64,
+    /// HASH keys' rows-per-key as last reported to the server, and the row count then.
+    pub(super) rec_per_key: Vec<Option<u64>>,
+    pub(super) stats_records: u64,
+    /// The table's versions when this handler last positioned a scan (HANDLER statement).
+    pub(super) seen_key_version: u64,
+    seen_file_version: u64,
 }
 
 impl Handler {
-    fn share(&self) -> Result<&Arc<Share>> {
-        self.share.as_ref().ok_or(Error::WrongCommand)
+    pub(super) fn share(&self) -> Result<Arc<Share>> {
+        self.share.clone().ok_or(Error::WrongCommand)
     }
 
     fn current(&self) -> Result<Pos> {
         self.current.ok_or(Error::WrongCommand)
+    }
+
+    /// Counts a changed row, and asks for fresh statistics once a tenth of the table changed
+    /// (HEAP's HEAP_STATS_UPDATE_THRESHOLD).
+    fn count_change(&mut self, table: &mut Table) {
+        self.records_changed += 1;
+        if self.records_changed * 10 > table.records() {
+            self.records_changed = 0;
+            table.bump_key_stat_version();
+        }
+    }
+
+    /// Notes a duplicate-key error's key for info(HA_STATUS_ERRKEY).
+    fn note<T>(&mut self, r: Result<T>) -> Result<T> {
+        if let Err(Error::DuplicateKey(k)) = &r {
+            self.errkey = *k as i32;
+        }
+        r
     }
 }
 
@@ -40,14 +92,14 @@ const REF_LENGTH: usize = std::mem::size_of::<Pos>();
 /// # Safety
 /// `h` must be NULL or a pointer from [`rheap_handler_new`] not yet freed, used by one thread
 /// at a time (the server never shares a handler object between threads).
-unsafe fn state<'a>(h: *mut rheap_handler) -> Result<&'a mut Handler> {
+pub(super) unsafe fn state<'a>(h: *mut rheap_handler) -> Result<&'a mut Handler> {
     // SAFETY: by the contract above the pointer is a live, unaliased Box<Handler>.
     unsafe { h.cast::<Handler>().as_mut() }.ok_or(Error::OutOfMemory)
 }
 
 /// # Safety
 /// `buf` must be valid for reads of `len` bytes for the returned lifetime.
-unsafe fn row<'a>(buf: *const u8, len: usize) -> Result<&'a [u8]> {
+pub(super) unsafe fn row<'a>(buf: *const u8, len: usize) -> Result<&'a [u8]> {
     if buf.is_null() {
         return Err(Error::WrongCommand);
     }
@@ -57,22 +109,12 @@ unsafe fn row<'a>(buf: *const u8, len: usize) -> Result<&'a [u8]> {
 
 /// # Safety
 /// `buf` must be valid for writes of `len` bytes for the returned lifetime.
-unsafe fn row_mut<'a>(buf: *mut u8, len: usize) -> Result<&'a mut [u8]> {
+pub(super) unsafe fn row_mut<'a>(buf: *mut u8, len: usize) -> Result<&'a mut [u8]> {
     if buf.is_null() {
         return Err(Error::WrongCommand);
     }
     // SAFETY: non-null and writable for `len` bytes by the caller's contract.
     Ok(unsafe { std::slice::from_raw_parts_mut(buf, len) })
-}
-
-fn table_def(def: &rheap_table_def) -> TableDef {
-    TableDef {
-        rec_len: def.reclength as usize,
-        max_rows: def.max_rows,
-        min_rows: def.min_rows,
-        max_table_size: def.max_table_size,
-        auto_increment: def.auto_increment,
-    }
 }
 
 fn now() -> i64 {
@@ -81,8 +123,12 @@ fn now() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
-fn new_share(def: &rheap_table_def) -> Result<Share> {
-    Share::new(Table::new(table_def(def), now()), def.internal == 0)
+/// # Safety
+/// `def` as [`super::definition::table_def`] requires.
+unsafe fn new_share(def: &rheap_table_def) -> Result<Share> {
+    // SAFETY: passed on from the caller.
+    let def_core = unsafe { super::definition::table_def(def) }?;
+    Share::new(Table::new(def_core, now()), def.internal == 0)
 }
 
 #[no_mangle]
@@ -146,11 +192,19 @@ pub unsafe extern "C" fn rheap_open(
         // SAFETY: the shim passes its handler, the table path and pointers to its locals.
         let (h, name, def) = unsafe { (state(h)?, table_name(name)?, &*def) };
         let (share, created) = if def.internal != 0 {
-            (Arc::new(new_share(def)?), true)
+            // SAFETY: the shim's definition is valid during this call.
+            (Arc::new(unsafe { new_share(def) }?), true)
         } else {
-            TABLES.open(name, || new_share(def))?
+            // SAFETY: as above.
+            TABLES.open(name, || unsafe { new_share(def) })?
         };
-        h.rec_len = share.read()?.def().rec_len;
+        {
+            let t = share.read()?;
+            h.rec_len = t.def().rec_len;
+            h.tmp_table = def.tmp_table != 0;
+            h.key_stat_version = t.key_stat_version().wrapping_sub(1);
+            h.rec_per_key = vec![None; t.def().keys.len()];
+        }
         // SAFETY: out-pointers to the shim's locals.
         unsafe {
             *thr_lock = share
@@ -161,6 +215,7 @@ pub unsafe extern "C" fn rheap_open(
         }
         h.share = Some(share);
         h.current = None;
+        h.cursor = Cursor::None;
         Ok(())
     })
 }
@@ -191,7 +246,8 @@ pub unsafe extern "C" fn rheap_create(
     guard("rheap_create", || {
         // SAFETY: the shim passes its handler, the table path and a pointer to its local.
         let (_, name, def) = unsafe { (state(h)?, table_name(name)?, &*def) };
-        TABLES.create(name, || new_share(def))?;
+        // SAFETY: the shim's definition is valid during this call.
+        TABLES.create(name, || unsafe { new_share(def) })?;
         Ok(())
     })
 }
@@ -207,7 +263,11 @@ pub unsafe extern "C" fn rheap_write_row(h: *mut rheap_handler, buf: *const u8) 
         let h = unsafe { state(h) }?;
         // SAFETY: the server passes a whole record of the open table, rec_len bytes.
         let buf = unsafe { row(buf, h.rec_len) }?;
-        h.share()?.write()?.write(buf)?;
+        let share = h.share()?;
+        let mut table = share.write()?;
+        let r = table.write(buf);
+        h.note(r)?;
+        h.count_change(&mut table);
         Ok(())
     })
 }
@@ -227,7 +287,12 @@ pub unsafe extern "C" fn rheap_update_row(
         let h = unsafe { state(h) }?;
         // SAFETY: the server passes a whole record of the open table, rec_len bytes.
         let new_data = unsafe { row(new_data, h.rec_len) }?;
-        h.share()?.write()?.update(h.current()?, new_data)
+        let share = h.share()?;
+        let mut table = share.write()?;
+        let r = table.update(h.current()?, new_data);
+        h.note(r)?;
+        h.count_change(&mut table);
+        Ok(())
     })
 }
 
@@ -240,7 +305,13 @@ pub unsafe extern "C" fn rheap_delete_row(h: *mut rheap_handler, _buf: *const u8
     guard("rheap_delete_row", || {
         // SAFETY: the shim passes its own handler.
         let h = unsafe { state(h) }?;
-        h.share()?.write()?.delete(h.current()?)
+        let share = h.share()?;
+        let mut table = share.write()?;
+        table.delete(h.current()?)?;
+        if !h.tmp_table {
+            h.count_change(&mut table);
+        }
+        Ok(())
     })
 }
 
@@ -253,21 +324,16 @@ pub unsafe extern "C" fn rheap_delete_all_rows(h: *mut rheap_handler) -> c_int {
     guard("rheap_delete_all_rows", || {
         // SAFETY: the shim passes its own handler.
         let h = unsafe { state(h) }?;
-        h.share()?.write()?.clear();
+        let share = h.share()?;
+        let mut table = share.write()?;
+        table.clear();
+        if !h.tmp_table {
+            table.bump_key_stat_version();
+        }
         h.current = None;
+        h.cursor = Cursor::None;
         Ok(())
     })
-}
-
-/// `handler::truncate`: as delete_all_rows (the server recreates the table for TRUNCATE TABLE
-/// of a base table, since the engine is HTON_CAN_RECREATE).
-///
-/// # Safety
-/// `h` as for [`state`].
-#[no_mangle]
-pub unsafe extern "C" fn rheap_truncate(h: *mut rheap_handler) -> c_int {
-    // SAFETY: same contract.
-    unsafe { rheap_delete_all_rows(h) }
 }
 
 /// `handler::rnd_init`.
@@ -279,7 +345,7 @@ pub unsafe extern "C" fn rheap_rnd_init(h: *mut rheap_handler, _scan: u8) -> c_i
     guard("rheap_rnd_init", || {
         // SAFETY: the shim passes its own handler.
         let h = unsafe { state(h) }?;
-        h.share()?;
+        h.seen_file_version = h.share()?.read()?.file_version();
         h.scan_next = 0;
         h.current = None;
         Ok(())
@@ -297,10 +363,10 @@ pub unsafe extern "C" fn rheap_rnd_next(h: *mut rheap_handler, buf: *mut u8) -> 
         let h = unsafe { state(h) }?;
         // SAFETY: the server passes record[0] (or record[1]) of the open table, rec_len bytes.
         let out = unsafe { row_mut(buf, h.rec_len) }?;
-        let table = h.share()?.read()?;
+        let share = h.share()?;
+        let table = share.read()?;
         let pos = table.next(h.scan_next).ok_or(Error::EndOfFile)?;
         out.copy_from_slice(table.read(pos)?);
-        drop(table);
         h.current = Some(pos);
         h.scan_next = pos + 1;
         Ok(())
@@ -339,7 +405,8 @@ pub unsafe extern "C" fn rheap_rnd_pos(
                 .try_into()
                 .expect("REF_LENGTH bytes"),
         );
-        out.copy_from_slice(h.share()?.read()?.read(pos)?);
+        let share = h.share()?;
+        out.copy_from_slice(share.read()?.read(pos)?);
         h.current = Some(pos);
         Ok(())
     })
@@ -361,20 +428,40 @@ pub unsafe extern "C" fn rheap_position(h: *mut rheap_handler, r: *mut u8) {
     })
 }
 
-/// `handler::info`.
+/// `handler::info`. When the key statistics are due (see [`Handler::count_change`]), also
+/// the HASH keys' rows-per-key, into `rec_per_key` (`nkeys` entries, 0 for "leave alone").
 ///
 /// # Safety
-/// `h` as for [`state`]; `out` a valid pointer.
+/// `h` as for [`state`]; `out` a valid pointer; `rec_per_key` writable for `nkeys` entries.
 #[no_mangle]
 pub unsafe extern "C" fn rheap_info(
     h: *mut rheap_handler,
     _flag: u32,
     out: *mut rheap_stats,
+    rec_per_key: *mut u64,
+    nkeys: u32,
 ) -> c_int {
     guard("rheap_info", || {
         // SAFETY: the shim's handler and a pointer to its local.
         let (h, out) = unsafe { (state(h)?, &mut *out) };
-        let s = h.share()?.read()?.stats();
+        let share = h.share()?;
+        let table = share.read()?;
+        let s = table.stats();
+        let refresh = h.key_stat_version != table.key_stat_version();
+        if refresh {
+            // SAFETY: the shim passes an array of nkeys entries.
+            let rpk = unsafe { row_mut(rec_per_key.cast(), nkeys as usize * 8) }?;
+            for (k, chunk) in rpk.chunks_exact_mut(8).enumerate() {
+                let v = table.hash_rec_per_key(k);
+                if let Some(slot) = h.rec_per_key.get_mut(k) {
+                    *slot = v;
+                }
+                chunk.copy_from_slice(&v.unwrap_or(0).to_ne_bytes());
+            }
+            h.records_changed = 0;
+            h.key_stat_version = table.key_stat_version();
+        }
+        h.stats_records = s.records;
         *out = rheap_stats {
             records: s.records,
             deleted: s.deleted,
@@ -385,6 +472,8 @@ pub unsafe extern "C" fn rheap_info(
             auto_increment_value: s.auto_increment,
             mean_rec_length: s.rec_len,
             create_time: s.create_time,
+            errkey: h.errkey,
+            key_stats_updated: u8::from(refresh),
         };
         Ok(())
     })
@@ -399,6 +488,190 @@ pub unsafe extern "C" fn rheap_records(h: *mut rheap_handler) -> u64 {
     guard_value("rheap_records", 0, || {
         // SAFETY: the shim passes its own handler.
         let h = unsafe { state(h) }?;
-        Ok(h.share()?.read()?.records())
+        let share = h.share()?;
+        let records = share.read()?.records();
+        Ok(records)
+    })
+}
+
+/// `handler::remember_rnd_pos`: saves the current row for [`rheap_restart_rnd_next`].
+///
+/// # Safety
+/// `h` as for [`state`].
+#[no_mangle]
+pub unsafe extern "C" fn rheap_remember_rnd_pos(h: *mut rheap_handler) -> c_int {
+    guard("rheap_remember_rnd_pos", || {
+        // SAFETY: the shim passes its own handler.
+        let h = unsafe { state(h) }?;
+        h.remembered = Some(h.current()?);
+        Ok(())
+    })
+}
+
+/// `handler::restart_rnd_next`: reads the remembered row again; the scan goes on after it.
+///
+/// # Safety
+/// `h` as for [`state`]; `buf` writable for a record of the open table.
+#[no_mangle]
+pub unsafe extern "C" fn rheap_restart_rnd_next(h: *mut rheap_handler, buf: *mut u8) -> c_int {
+    guard("rheap_restart_rnd_next", || {
+        // SAFETY: the shim passes its own handler.
+        let h = unsafe { state(h) }?;
+        // SAFETY: the server passes a record buffer of the open table, rec_len bytes.
+        let out = unsafe { row_mut(buf, h.rec_len) }?;
+        let pos = h.remembered.ok_or(Error::WrongCommand)?;
+        let share = h.share()?;
+        out.copy_from_slice(share.read()?.read(pos)?);
+        h.current = Some(pos);
+        h.scan_next = pos + 1;
+        Ok(())
+    })
+}
+
+/// `handler::can_continue_handler_scan`: `mode` 1 for an index scan, 2 for a full scan.
+///
+/// # Safety
+/// `h` as for [`state`].
+#[no_mangle]
+pub unsafe extern "C" fn rheap_can_continue_handler_scan(h: *mut rheap_handler, mode: u8) -> c_int {
+    guard("rheap_can_continue_handler_scan", || {
+        // SAFETY: the shim passes its own handler.
+        let h = unsafe { state(h) }?;
+        let share = h.share()?;
+        let table = share.read()?;
+        let changed = match mode {
+            1 => h.seen_key_version != table.key_version(),
+            2 => h.seen_file_version != table.file_version(),
+            _ => false,
+        };
+        if changed {
+            Err(Error::RecordChanged)
+        } else {
+            Ok(())
+        }
+    })
+}
+
+/// `handler::extra`: HA_EXTRA_CHANGE_KEY_TO_UNIQUE / _TO_DUP make every key unique or not;
+/// HA_EXTRA_RESET_STATE forgets the cursor. Other hints need nothing.
+///
+/// # Safety
+/// `h` as for [`state`].
+#[no_mangle]
+pub unsafe extern "C" fn rheap_extra(h: *mut rheap_handler, operation: i32) -> c_int {
+    use rheap_sys::{
+        ha_extra_function_HA_EXTRA_CHANGE_KEY_TO_DUP as TO_DUP,
+        ha_extra_function_HA_EXTRA_CHANGE_KEY_TO_UNIQUE as TO_UNIQUE,
+        ha_extra_function_HA_EXTRA_RESET_STATE as RESET_STATE,
+    };
+    guard("rheap_extra", || {
+        // SAFETY: the shim passes its own handler.
+        let h = unsafe { state(h) }?;
+        match operation as u32 {
+            TO_UNIQUE | TO_DUP => {
+                let share = h.share()?;
+                share
+                    .write()?
+                    .set_all_keys_unique(operation as u32 == TO_UNIQUE);
+            }
+            RESET_STATE => h.cursor = Cursor::None,
+            _ => {}
+        }
+        Ok(())
+    })
+}
+
+/// `handler::reset`: the end of a statement.
+///
+/// # Safety
+/// `h` as for [`state`].
+#[no_mangle]
+pub unsafe extern "C" fn rheap_reset(h: *mut rheap_handler) -> c_int {
+    guard("rheap_reset", || {
+        // SAFETY: the shim passes its own handler.
+        let h = unsafe { state(h) }?;
+        h.cursor = Cursor::None;
+        Ok(())
+    })
+}
+
+/// Runs `f` on the open table, for the table-wide handler methods.
+///
+/// # Safety
+/// `h` as for [`state`].
+unsafe fn with_table<T>(
+    h: *mut rheap_handler,
+    f: impl FnOnce(&mut Table) -> Result<T>,
+) -> Result<T> {
+    // SAFETY: passed on from the caller.
+    let h = unsafe { state(h) }?;
+    let share = h.share()?;
+    let mut table = share.write()?;
+    f(&mut table)
+}
+
+/// `handler::disable_indexes` (not persistent).
+///
+/// # Safety
+/// `h` as for [`state`].
+#[no_mangle]
+pub unsafe extern "C" fn rheap_disable_indexes(h: *mut rheap_handler) -> c_int {
+    // SAFETY: the shim passes its own handler.
+    guard("rheap_disable_indexes", || unsafe {
+        with_table(h, |t| {
+            t.disable_indexes();
+            Ok(())
+        })
+    })
+}
+
+/// `handler::enable_indexes` (not persistent): HA_ERR_CRASHED unless the table is empty.
+///
+/// # Safety
+/// `h` as for [`state`].
+#[no_mangle]
+pub unsafe extern "C" fn rheap_enable_indexes(h: *mut rheap_handler) -> c_int {
+    // SAFETY: the shim passes its own handler.
+    guard("rheap_enable_indexes", || unsafe {
+        with_table(h, |t| t.enable_indexes())
+    })
+}
+
+/// `handler::indexes_are_disabled`: 1 when DISABLE KEYS is in effect.
+///
+/// # Safety
+/// `h` as for [`state`].
+#[no_mangle]
+pub unsafe extern "C" fn rheap_indexes_are_disabled(h: *mut rheap_handler) -> c_int {
+    // SAFETY: the shim passes its own handler.
+    guard_value("rheap_indexes_are_disabled", 0, || unsafe {
+        with_table(h, |t| Ok(c_int::from(t.indexes_disabled())))
+    })
+}
+
+/// `handler::reset_auto_increment`: the highest value used becomes `value`.
+///
+/// # Safety
+/// `h` as for [`state`].
+#[no_mangle]
+pub unsafe extern "C" fn rheap_reset_auto_increment(h: *mut rheap_handler, value: u64) -> c_int {
+    // SAFETY: the shim passes its own handler.
+    guard("rheap_reset_auto_increment", || unsafe {
+        with_table(h, |t| {
+            t.reset_auto_increment(value);
+            Ok(())
+        })
+    })
+}
+
+/// The next AUTO_INCREMENT value, for `handler::get_auto_increment`.
+///
+/// # Safety
+/// `h` as for [`state`].
+#[no_mangle]
+pub unsafe extern "C" fn rheap_next_auto_increment(h: *mut rheap_handler) -> u64 {
+    // SAFETY: the shim passes its own handler.
+    guard_value("rheap_next_auto_increment", u64::MAX, || unsafe {
+        with_table(h, |t| Ok(t.next_auto_increment()))
     })
 }

@@ -4,7 +4,10 @@
 //! server's code and a panic into `HA_ERR_INTERNAL_ERROR` plus a line in the error log: a
 //! panic never unwinds into C++.
 
+mod charset;
+mod definition;
 mod handler;
+mod index;
 mod plugin;
 mod share;
 

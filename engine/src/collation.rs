@@ -1,0 +1,103 @@
+//! How key columns of a character type compare: the column's collation.
+//!
+//! The engine never interprets characters itself. In the server every string key column
+//! carries the server's own `CHARSET_INFO`, reached through the shim (`ffi::charset`); the core
+//! only sees this trait, so it is tested here with small collations of its own.
+//!
+//! Indexes compare *weight images*: the collation's `strnxfrm` output for a column, padded to
+//! a fixed width, so that two strings are equal under the collation exactly when their images
+//! are equal, and ordered as their images compare byte by byte. This is how the server's own
+//! filesort orders strings, and it lets both index kinds work on plain byte strings.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// One collation (a server `CHARSET_INFO`).
+pub trait Collation: fmt::Debug + Send + Sync {
+    /// Whether this is the `binary` pseudo-collation: bytes compare as bytes and, on equal
+    /// prefixes, the shorter string sorts first (no padding).
+    fn is_binary(&self) -> bool;
+    /// Most bytes one character takes (`mbmaxlen`).
+    fn mbmaxlen(&self) -> usize;
+    /// Bytes taken by the first `chars` characters of `s`, at most `s.len()` (`charpos`).
+    fn charpos(&self, s: &[u8], chars: usize) -> usize;
+    /// Bytes of the weight image of a column of `len` bytes (`strnxfrmlen`).
+    fn weights_len(&self, len: usize) -> usize;
+    /// Fills all of `out` with the weights of `s`, which holds at most `chars` characters,
+    /// padded as the collation pads (`strnxfrm` with PAD_WITH_SPACE | PAD_TO_MAXLEN).
+    fn weights(&self, s: &[u8], chars: usize, out: &mut [u8]);
+    /// Mixes `s` into HEAP's running hash (`hash_sort`).
+    fn hash(&self, s: &[u8], nr1: &mut u64, nr2: &mut u64);
+}
+
+/// A shared collation handle, as key segments hold it.
+pub type CollationRef = Arc<dyn Collation>;
+
+/// HEAP's byte-wise hash step (`hp_rec_hashnr` for columns that are not strings).
+pub fn hash_byte(nr: &mut u64, nr2: &mut u64, byte: u8) {
+    *nr ^= ((*nr & 63).wrapping_add(*nr2))
+        .wrapping_mul(u64::from(byte))
+        .wrapping_add(*nr << 8);
+    *nr2 = nr2.wrapping_add(3);
+}
+
+/// Collations for tests of the core: `binary`, and an ASCII case-insensitive PAD SPACE one.
+#[cfg(test)]
+pub mod testing {
+    use super::*;
+
+    /// A single-byte collation for tests: `binary` (bytes as they are, no padding), or ASCII
+    /// letters without case and trailing spaces not counting (PAD SPACE).
+    #[derive(Debug)]
+    pub struct Simple {
+        binary: bool,
+    }
+
+    /// `binary`.
+    #[allow(non_upper_case_globals)]
+    pub const Binary: Simple = Simple { binary: true };
+    /// ASCII case-insensitive, PAD SPACE.
+    #[allow(non_upper_case_globals)]
+    pub const AsciiCi: Simple = Simple { binary: false };
+
+    impl Simple {
+        fn weight(&self, b: u8) -> u8 {
+            if self.binary {
+                b
+            } else {
+                b.to_ascii_uppercase()
+            }
+        }
+    }
+
+    impl Collation for Simple {
+        fn is_binary(&self) -> bool {
+            self.binary
+        }
+        fn mbmaxlen(&self) -> usize {
+            1
+        }
+        fn charpos(&self, s: &[u8], chars: usize) -> usize {
+            chars.min(s.len())
+        }
+        fn weights_len(&self, len: usize) -> usize {
+            len
+        }
+        fn weights(&self, s: &[u8], _chars: usize, out: &mut [u8]) {
+            out.fill(if self.binary { 0 } else { b' ' });
+            for (o, &b) in out.iter_mut().zip(s) {
+                *o = self.weight(b);
+            }
+        }
+        fn hash(&self, s: &[u8], nr1: &mut u64, nr2: &mut u64) {
+            let end = if self.binary {
+                s.len()
+            } else {
+                s.iter().rposition(|&b| b != b' ').map_or(0, |i| i + 1)
+            };
+            for &b in &s[..end] {
+                hash_byte(nr1, nr2, self.weight(b));
+            }
+        }
+    }
+}

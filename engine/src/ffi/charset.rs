@@ -1,0 +1,72 @@
+//! The server's collations, reached through the shim: [`ServerCollation`] implements the core's
+//! [`Collation`] with a column's own `CHARSET_INFO`, so keys compare exactly as the server
+//! compares strings.
+
+use crate::collation::Collation;
+use rheap_sys::shim;
+use std::ffi::c_void;
+
+#[derive(Debug)]
+pub struct ServerCollation {
+    cs: *const c_void,
+    mbmaxlen: usize,
+    binary: bool,
+}
+
+// SAFETY: a CHARSET_INFO is immutable, static server data, used from every thread by the server
+// itself; its functions keep no state between calls.
+unsafe impl Send for ServerCollation {}
+// SAFETY: as above.
+unsafe impl Sync for ServerCollation {}
+
+impl ServerCollation {
+    /// # Safety
+    /// `cs` must be a `CHARSET_INFO` of the running server (they live until shutdown).
+    pub unsafe fn new(cs: *const c_void, mbmaxlen: usize, binary: bool) -> ServerCollation {
+        ServerCollation {
+            cs,
+            mbmaxlen: mbmaxlen.max(1),
+            binary,
+        }
+    }
+}
+
+impl Collation for ServerCollation {
+    fn is_binary(&self) -> bool {
+        self.binary
+    }
+
+    fn mbmaxlen(&self) -> usize {
+        self.mbmaxlen
+    }
+
+    fn charpos(&self, s: &[u8], chars: usize) -> usize {
+        // SAFETY: a live CHARSET_INFO (constructor contract); `s` is readable for its length.
+        let n = unsafe { shim::rheap_cs_charpos(self.cs, s.as_ptr(), s.len(), chars) };
+        n.min(s.len())
+    }
+
+    fn weights_len(&self, len: usize) -> usize {
+        // SAFETY: a live CHARSET_INFO (constructor contract).
+        unsafe { shim::rheap_cs_strnxfrmlen(self.cs, len) }
+    }
+
+    fn weights(&self, s: &[u8], chars: usize, out: &mut [u8]) {
+        // SAFETY: a live CHARSET_INFO; `out` is writable and `s` readable for their lengths.
+        unsafe {
+            shim::rheap_cs_strnxfrm(
+                self.cs,
+                out.as_mut_ptr(),
+                out.len(),
+                chars,
+                s.as_ptr(),
+                s.len(),
+            )
+        }
+    }
+
+    fn hash(&self, s: &[u8], nr1: &mut u64, nr2: &mut u64) {
+        // SAFETY: a live CHARSET_INFO; `s` readable for its length; nr1/nr2 are valid.
+        unsafe { shim::rheap_cs_hash_sort(self.cs, s.as_ptr(), s.len(), nr1, nr2) }
+    }
+}

@@ -1,0 +1,205 @@
+//! BTREE indexes: rows ordered by key image, then by position, in a tree shaped as HEAP's.
+//!
+//! Images of one index all have the same length, and the image of a key prefix is a prefix of
+//! the whole image, so a search for a partial key compares only the prefix's bytes. Rows with
+//! equal keys are ordered by position (HEAP orders them by the address of the row, which no
+//! result can rely on).
+
+use super::rbtree::RbTree;
+use crate::records::Pos;
+use std::cmp::Ordering;
+
+/// An entry: the key image and the row.
+pub type Entry = (Box<[u8]>, Pos);
+
+#[derive(Debug)]
+pub struct BtreeIndex {
+    tree: RbTree<Entry>,
+    image_len: usize,
+}
+
+/// Where a search lands relative to a key (HEAP's `ha_rkey_function`, the ones it supports).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Find {
+    /// First row whose key starts with the given prefix.
+    Exact,
+    /// First row at or after the key.
+    KeyOrNext,
+    /// Last row at or before the key.
+    KeyOrPrev,
+    /// First row after the key.
+    AfterKey,
+    /// Last row before the key.
+    BeforeKey,
+    /// Last row whose key starts with the prefix.
+    PrefixLast,
+    /// Last row at or before the key (prefix included).
+    PrefixLastOrPrev,
+}
+
+/// One end of a range for [`BtreeIndex::records_in_range`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RangeEnd<'a> {
+    /// Rows with this key prefix are inside the range.
+    Including(&'a [u8]),
+    /// Rows with this key prefix are outside.
+    Excluding(&'a [u8]),
+}
+
+/// How an entry's key compares with a key prefix (only the prefix's bytes count).
+fn cmp_prefix(e: &Entry, prefix: &[u8]) -> Ordering {
+    e.0[..prefix.len().min(e.0.len())].cmp(prefix)
+}
+
+impl BtreeIndex {
+    pub fn new(image_len: usize) -> BtreeIndex {
+        BtreeIndex {
+            tree: RbTree::new(),
+            image_len,
+        }
+    }
+
+    /// Whether some row's key equals `image` (a whole key).
+    pub fn contains(&self, image: &[u8]) -> bool {
+        self.find(image, Find::Exact).is_some()
+    }
+
+    /// Whether row `pos` is in the index under `image`.
+    pub fn contains_entry(&self, image: &[u8], pos: Pos) -> bool {
+        self.tree.contains(&(image.into(), pos))
+    }
+
+    pub fn insert(&mut self, image: &[u8], pos: Pos) {
+        debug_assert_eq!(image.len(), self.image_len);
+        self.tree.insert((image.into(), pos));
+    }
+
+    pub fn remove(&mut self, image: &[u8], pos: Pos) -> bool {
+        self.tree.remove(&(image.into(), pos))
+    }
+
+    /// The first entry whose key is at or after (`or_equal`) / after `prefix`.
+    fn first_from(&self, prefix: &[u8], or_equal: bool) -> Option<&Entry> {
+        self.tree.first_where(|e| match cmp_prefix(e, prefix) {
+            Ordering::Equal => or_equal,
+            o => o == Ordering::Greater,
+        })
+    }
+
+    /// The last entry whose key is at or before (`or_equal`) / before `prefix`.
+    fn last_to(&self, prefix: &[u8], or_equal: bool) -> Option<&Entry> {
+        self.tree.last_where(|e| match cmp_prefix(e, prefix) {
+            Ordering::Equal => or_equal,
+            o => o == Ordering::Less,
+        })
+    }
+
+    /// The row a search for `prefix` lands on.
+    pub fn find(&self, prefix: &[u8], how: Find) -> Option<&Entry> {
+        let starts = |e: &&Entry| cmp_prefix(e, prefix) == Ordering::Equal;
+        match how {
+            Find::Exact => self.first_from(prefix, true).filter(starts),
+            Find::KeyOrNext => self.first_from(prefix, true),
+            Find::AfterKey => self.first_from(prefix, false),
+            Find::KeyOrPrev | Find::PrefixLastOrPrev => self.last_to(prefix, true),
+            Find::BeforeKey => self.last_to(prefix, false),
+            Find::PrefixLast => self.last_to(prefix, true).filter(starts),
+        }
+    }
+
+    pub fn first(&self) -> Option<&Entry> {
+        self.tree.first_where(|_| true)
+    }
+
+    pub fn last(&self) -> Option<&Entry> {
+        self.tree.last_where(|_| true)
+    }
+
+    /// The entry after `e` (which may have been removed since).
+    pub fn next(&self, e: &Entry) -> Option<&Entry> {
+        self.tree.first_where(|x| x > e)
+    }
+
+    /// The entry before `e` (which may have been removed since).
+    pub fn prev(&self, e: &Entry) -> Option<&Entry> {
+        self.tree.last_where(|x| x < e)
+    }
+
+    /// MEMORY's estimate of the rows between two ends (None: from the start / to the end),
+    /// read off the tree's shape as HEAP reads it (`hp_rb_records_in_range`): never 0 unless
+    /// the ends cross.
+    pub fn records_in_range(&self, min: Option<RangeEnd<'_>>, max: Option<RangeEnd<'_>>) -> u64 {
+        let pos = |end: RangeEnd<'_>, is_min: bool| {
+            let (p, after) = match end {
+                RangeEnd::Including(p) => (p, !is_min),
+                RangeEnd::Excluding(p) => (p, is_min),
+            };
+            self.tree.record_pos(|e| cmp_prefix(e, p), after)
+        };
+        let start = min.map_or(0, |m| pos(m, true));
+        let end = max.map_or(self.tree.len() as u64 + 1, |m| pos(m, false));
+        match end.cmp(&start) {
+            Ordering::Less => 0,
+            Ordering::Equal => 1,
+            Ordering::Greater => end - start,
+        }
+    }
+
+    pub fn entries(&self) -> u64 {
+        self.tree.len() as u64
+    }
+
+    pub fn clear(&mut self) {
+        self.tree.clear();
+    }
+
+    /// Checks the invariants; panics on a violation.
+    pub fn debug_check_consistency(&self) {
+        self.tree.debug_check_consistency();
+        let mut seen = std::collections::HashSet::new();
+        for (img, pos) in self.tree.iter() {
+            assert_eq!(
+                img.len(),
+                self.image_len,
+                "every image has the index's length"
+            );
+            assert!(seen.insert(*pos), "row {pos} is in the index once");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index(keys: &[(&[u8; 2], Pos)]) -> BtreeIndex {
+        let mut t = BtreeIndex::new(2);
+        for (k, p) in keys {
+            t.insert(&k[..], *p);
+        }
+        t
+    }
+
+    #[test]
+    fn searches_land_where_heap_lands() {
+        let t = index(&[(b"a1", 0), (b"a2", 1), (b"b1", 2), (b"b1", 3), (b"c0", 4)]);
+        let pos = |p: &[u8], how| t.find(p, how).map(|e| e.1);
+        assert_eq!(pos(b"b1", Find::Exact), Some(2));
+        assert_eq!(pos(b"b", Find::Exact), Some(2));
+        assert_eq!(pos(b"b2", Find::Exact), None);
+        assert_eq!(pos(b"b2", Find::KeyOrNext), Some(4));
+        assert_eq!(pos(b"b", Find::AfterKey), Some(4));
+        assert_eq!(pos(b"b", Find::BeforeKey), Some(1));
+        assert_eq!(pos(b"b", Find::PrefixLast), Some(3));
+        assert_eq!(pos(b"a9", Find::PrefixLastOrPrev), Some(1));
+        assert_eq!(pos(b"a0", Find::KeyOrPrev), None);
+        use RangeEnd::*;
+        assert_eq!(t.records_in_range(None, None), 6);
+        assert!(t.records_in_range(Some(Including(b"c")), Some(Excluding(b"a"))) <= 1);
+        assert!(t.records_in_range(Some(Including(b"z")), None) >= 1);
+        let e = t.find(b"b1", Find::Exact).unwrap().clone();
+        assert_eq!(t.next(&e).map(|e| e.1), Some(3));
+        assert_eq!(t.prev(&e).map(|e| e.1), Some(1));
+        t.debug_check_consistency();
+    }
+}

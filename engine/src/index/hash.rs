@@ -1,0 +1,154 @@
+//! HASH indexes: rows grouped by key image, in HEAP's order.
+//!
+//! HEAP keeps a hash index as a linear hash whose chains put a new entry first and keep the
+//! relative order of the others through splits, merges and deletes. Rows with equal keys (under
+//! the collation) always share a chain, so a lookup returns them newest first: that is the order
+//! rheap keeps per key. Each group also remembers HEAP's hash value of its key, so the
+//! statistics HEAP derives from its chain count (`hash_buckets`) come out the same.
+
+use crate::key::{hp_blength, hp_mask};
+use crate::records::Pos;
+use std::collections::{HashMap, HashSet};
+
+#[derive(Debug, Default)]
+struct Group {
+    /// HEAP's hash of the key (equal keys hash equally).
+    hash: u64,
+    /// Rows with this key, oldest first.
+    rows: Vec<Pos>,
+}
+
+#[derive(Debug, Default)]
+pub struct HashIndex {
+    groups: HashMap<Box<[u8]>, Group>,
+    entries: u64,
+}
+
+impl HashIndex {
+    pub fn new() -> HashIndex {
+        HashIndex::default()
+    }
+
+    /// Whether some row has this key.
+    pub fn contains(&self, image: &[u8]) -> bool {
+        self.groups.contains_key(image)
+    }
+
+    /// Adds `pos` under `image` as the newest row of its key.
+    pub fn insert(&mut self, image: &[u8], hash: u64, pos: Pos) {
+        let g = self.groups.entry(image.into()).or_default();
+        g.hash = hash;
+        g.rows.push(pos);
+        self.entries += 1;
+    }
+
+    /// Removes `pos` from under `image`; false if it was not there.
+    pub fn remove(&mut self, image: &[u8], pos: Pos) -> bool {
+        let Some(g) = self.groups.get_mut(image) else {
+            return false;
+        };
+        let Some(i) = g.rows.iter().rposition(|&p| p == pos) else {
+            return false;
+        };
+        g.rows.remove(i);
+        if g.rows.is_empty() {
+            self.groups.remove(image);
+        }
+        self.entries -= 1;
+        true
+    }
+
+    /// The rows with key `image`, newest first.
+    pub fn lookup(&self, image: &[u8]) -> impl Iterator<Item = Pos> + '_ {
+        self.groups
+            .get(image)
+            .into_iter()
+            .flat_map(|g| g.rows.iter().rev().copied())
+    }
+
+    /// The row after `pos` among the rows with key `image` (newest first). When `pos` is no
+    /// longer there (deleted mid-scan), `at` — how many rows came before it — says where to
+    /// resume.
+    pub fn next_after(&self, image: &[u8], pos: Pos, at: usize) -> Option<(Pos, usize)> {
+        let g = self.groups.get(image)?;
+        let newest_first = |i: usize| g.rows.len().checked_sub(i + 1).map(|j| g.rows[j]);
+        let i = match (0..g.rows.len()).find(|&i| newest_first(i) == Some(pos)) {
+            Some(i) => i + 1,
+            None => at,
+        };
+        newest_first(i).map(|p| (p, i))
+    }
+
+    pub fn clear(&mut self) {
+        self.groups = HashMap::new();
+        self.entries = 0;
+    }
+
+    /// Entries in the index (one per row).
+    pub fn entries(&self) -> u64 {
+        self.entries
+    }
+
+    /// HEAP's `hash_buckets`: how many chains its linear hash has for these keys when the table
+    /// holds `records` rows.
+    pub fn hash_buckets(&self, records: u64) -> u64 {
+        let blength = hp_blength(records);
+        let chains: HashSet<u64> = self
+            .groups
+            .values()
+            .map(|g| hp_mask(g.hash, blength, records))
+            .collect();
+        chains.len() as u64
+    }
+
+    /// Checks the invariants; panics on a violation.
+    pub fn debug_check_consistency(&self) {
+        let mut seen = HashSet::new();
+        let mut n = 0u64;
+        for g in self.groups.values() {
+            assert!(!g.rows.is_empty(), "no empty group");
+            for &p in &g.rows {
+                assert!(seen.insert(p), "row {p} is in the index once");
+            }
+            n += g.rows.len() as u64;
+        }
+        assert_eq!(n, self.entries, "entry count");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_keys_come_newest_first_and_keep_order_after_deletes() {
+        let mut h = HashIndex::new();
+        for p in 0..4 {
+            h.insert(b"k", 7, p);
+        }
+        h.insert(b"j", 8, 9);
+        assert_eq!(h.lookup(b"k").collect::<Vec<_>>(), [3, 2, 1, 0]);
+        assert!(h.remove(b"k", 2));
+        assert!(!h.remove(b"k", 2));
+        assert_eq!(h.lookup(b"k").collect::<Vec<_>>(), [3, 1, 0]);
+        // Row 2 was deleted while a scan stood on it, after one row (3) had been read.
+        assert_eq!(h.next_after(b"k", 2, 1), Some((1, 1)));
+        assert_eq!(h.next_after(b"k", 1, 1), Some((0, 2)));
+        assert_eq!(h.next_after(b"k", 0, 2), None);
+        h.debug_check_consistency();
+        assert_eq!(h.entries(), 4);
+    }
+
+    #[test]
+    fn buckets_count_distinct_chain_positions() {
+        let mut h = HashIndex::new();
+        // Hashes 1 and 5 share position 1 of a 4-row table (blength 8, 5 & 7 = 5 >= 4 -> 1).
+        h.insert(b"a", 1, 0);
+        h.insert(b"b", 5, 1);
+        h.insert(b"c", 2, 2);
+        h.insert(b"c", 2, 3);
+        assert_eq!(h.hash_buckets(4), 2);
+        h.clear();
+        assert_eq!(h.hash_buckets(0), 0);
+    }
+}

@@ -1,0 +1,68 @@
+//! A table's indexes: one [`Index`] per key, HASH or BTREE, each mapping key images
+//! ([`crate::key`]) to row positions.
+
+pub mod btree;
+pub mod hash;
+pub mod rbtree;
+
+use crate::key::{Algorithm, KeyDef};
+use crate::records::Pos;
+pub use btree::{BtreeIndex, Find, RangeEnd};
+pub use hash::HashIndex;
+
+#[derive(Debug)]
+pub enum Index {
+    Hash(HashIndex),
+    Btree(BtreeIndex),
+}
+
+impl Index {
+    pub fn new(def: &KeyDef) -> Index {
+        match def.algorithm {
+            Algorithm::Hash => Index::Hash(HashIndex::new()),
+            Algorithm::Btree => Index::Btree(BtreeIndex::new(def.image_len())),
+        }
+    }
+
+    pub fn contains(&self, image: &[u8]) -> bool {
+        match self {
+            Index::Hash(h) => h.contains(image),
+            Index::Btree(b) => b.contains(image),
+        }
+    }
+
+    pub fn insert(&mut self, image: &[u8], hash: u64, pos: Pos) {
+        match self {
+            Index::Hash(h) => h.insert(image, hash, pos),
+            Index::Btree(b) => b.insert(image, pos),
+        }
+    }
+
+    pub fn remove(&mut self, image: &[u8], pos: Pos) -> bool {
+        match self {
+            Index::Hash(h) => h.remove(image, pos),
+            Index::Btree(b) => b.remove(image, pos),
+        }
+    }
+
+    pub fn clear(&mut self) {
+        match self {
+            Index::Hash(h) => h.clear(),
+            Index::Btree(b) => b.clear(),
+        }
+    }
+
+    pub fn entries(&self) -> u64 {
+        match self {
+            Index::Hash(h) => h.entries(),
+            Index::Btree(b) => b.entries(),
+        }
+    }
+
+    pub fn debug_check_consistency(&self) {
+        match self {
+            Index::Hash(h) => h.debug_check_consistency(),
+            Index::Btree(b) => b.debug_check_consistency(),
+        }
+    }
+}
