@@ -10,5 +10,6 @@ pub mod plugin;
 pub mod process;
 pub mod server;
 pub mod sql;
+pub mod storage_engine;
 
 pub use server::Server;

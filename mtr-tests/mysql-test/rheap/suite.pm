@@ -1,4 +1,5 @@
-# The rheap suite: ENGINE=RHEAP through the real mysql-test-run.
+# The rheap suite: ENGINE=RHEAP through the real mysql-test-run. Every test also passes,
+# unchanged, with RHEAP_ENGINE=MEMORY: the result files are MEMORY's behaviour.
 # suite.opt loads ha_rheap.so from $RHEAP_PLUGIN_DIR; by default that is this repository's
 # staged build output (target/plugin, made by `rheap-dev plugin` or ci/test).
 package My::Suite::Rheap;
@@ -8,6 +9,8 @@ package My::Suite::Rheap;
 use File::Basename qw(dirname);
 use Cwd qw(abs_path);
 
+# The engine the tests run on: RHEAP, or MEMORY to show the same results come from MEMORY.
+$ENV{RHEAP_ENGINE} ||= "RHEAP";
 $ENV{RHEAP_PLUGIN_DIR} ||= abs_path(dirname(__FILE__) . "/../../..") . "/target/plugin";
 
 return "No ha_rheap.so in $ENV{RHEAP_PLUGIN_DIR} (build it with: cargo run -p rheap-mtr-tests --bin rheap-dev -- plugin)"

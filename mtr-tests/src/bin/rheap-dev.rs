@@ -3,15 +3,20 @@
 //! - `rheap-dev plugin`: build ha_rheap.so and stage target/plugin.
 //! - `rheap-dev serve [--smoke]`: a private server with RHEAP loaded; prints how to connect and
 //!   runs until interrupted (`--smoke`: checks it answers, then stops).
-//! - `rheap-dev mtr [ARGS]`: our mtr suites (extra ARGS go to mtr, e.g. test names).
+//! - `rheap-dev mtr [ARGS]`: our mtr suite (extra ARGS go to mtr, e.g. test names), on the
+//!   engine `$RHEAP_ENGINE` names (RHEAP by default; MEMORY must give the same results).
 //! - `rheap-dev upstream`: upstream tests that must pass unchanged with the plugin loaded.
+//! - `rheap-dev storage-engine [ARGS]`: the server's generic engine suite against
+//!   ENGINE=RHEAP and, side by side, ENGINE=MEMORY; RHEAP's failures are judged by
+//!   mtr-tests/storage_engine.exceptions and compared with MEMORY's (extra ARGS go to both
+//!   mtr runs).
 //! - `rheap-dev test`: every check, in order, with progress; the last line is
 //!   `N passed, N failed` over everything that ran.
 
 use anyhow::{bail, Result};
 use mysql::prelude::Queryable;
 use rheap_mtr_tests::server::{Options, Server};
-use rheap_mtr_tests::{mtr, paths, plugin, process, sql};
+use rheap_mtr_tests::{mtr, paths, plugin, process, sql, storage_engine};
 use std::time::Instant;
 
 /// The upstream tests that must pass unchanged with the plugin loaded and unused.
@@ -27,7 +32,11 @@ fn main() {
         Some("plugin") => plugin::dir().map(|d| println!("{}", d.join("ha_rheap.so").display())),
         Some("serve") => serve(args.iter().any(|a| a == "--smoke")),
         Some("mtr") => {
-            report(&[Tally::mtr_result("rheap suite", our_mtr(&args[1..]))]);
+            let engine = std::env::var("RHEAP_ENGINE").unwrap_or_else(|_| "RHEAP".into());
+            report(&[Tally::mtr_result(
+                &format!("rheap suite on {engine}"),
+                our_mtr(&engine, &args[1..]),
+            )]);
             Ok(())
         }
         Some("upstream") => {
@@ -37,10 +46,15 @@ fn main() {
             )]);
             Ok(())
         }
+        Some("storage-engine") => {
+            report(&[storage_engine_tally(&args[1..])]);
+            Ok(())
+        }
         Some("test") => test(),
         _ => {
             eprintln!(
-                "usage: rheap-dev plugin | serve [--smoke] | mtr [MTR ARGS] | upstream | test"
+                "usage: rheap-dev plugin | serve [--smoke] | mtr [MTR ARGS] | upstream \
+                 | storage-engine [MTR ARGS] | test"
             );
             std::process::exit(2);
         }
@@ -85,11 +99,13 @@ fn serve(smoke: bool) -> Result<()> {
     }
 }
 
-fn our_mtr(extra: &[String]) -> Result<mtr::Summary> {
+/// Our suite with its tables on `engine` (RHEAP, or MEMORY: the result files are the same).
+fn our_mtr(engine: &str, extra: &[String]) -> Result<mtr::Summary> {
     let dir = plugin::dir()?;
-    let mut run = mtr::Run::new("rheap");
+    let mut run = mtr::Run::new(&format!("rheap-{}", engine.to_lowercase()));
     run.suites.push(mtr::our_suite("rheap")?);
     run.env = mtr::rheap_env(&dir);
+    run.env.push(("RHEAP_ENGINE".into(), engine.into()));
     run.tests = extra.to_vec();
     run.run()
 }
@@ -110,6 +126,32 @@ fn upstream_unchanged() -> Result<mtr::Summary> {
         "--plugin-load-add=ha_rheap.so".into(),
     ];
     run.run()
+}
+
+/// The storage_engine suite as a step: its passes, its problems as failures (a listed
+/// failure whose reason holds is expected, so it counts as skipped, never as a pass).
+/// MEMORY's run only serves the comparison and is not counted.
+fn storage_engine_tally(extra: &[String]) -> Tally {
+    let name = "mtr storage_engine suite";
+    match storage_engine::run(extra) {
+        Ok(v) => {
+            let notes = v.problems();
+            Tally {
+                name: name.into(),
+                passed: v.passed.len() + v.stale.len(),
+                failed: notes.len(),
+                skipped: v.skipped.len()
+                    + v.listed_skipped.len()
+                    + v.as_memory.len()
+                    + v.rheap_specific.len(),
+                notes,
+            }
+        }
+        Err(e) => Tally {
+            notes: vec![format!("{e:#}")],
+            ..Tally::check(name, false)
+        },
+    }
 }
 
 /// What one step counted.
@@ -200,7 +242,7 @@ fn test() -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let started = Instant::now();
     let mut tallies = Vec::new();
-    let steps = 7;
+    let steps = 9;
     let mut step = 0;
     let mut header = |what: &str| {
         step += 1;
@@ -262,8 +304,17 @@ fn test() -> Result<()> {
         run_echo(&bench.display().to_string(), &["--smoke"])?.0,
     ));
 
-    header("mtr: our rheap suite");
-    tallies.push(Tally::mtr_result("mtr rheap suite", our_mtr(&[])));
+    header("mtr: our rheap suite on ENGINE=RHEAP");
+    tallies.push(Tally::mtr_result("mtr rheap suite", our_mtr("RHEAP", &[])));
+
+    header("mtr: our rheap suite on ENGINE=MEMORY, same result files");
+    tallies.push(Tally::mtr_result(
+        "mtr rheap suite on MEMORY",
+        our_mtr("MEMORY", &[]),
+    ));
+
+    header("mtr: the server's storage_engine suite against ENGINE=RHEAP, and MEMORY to compare");
+    tallies.push(storage_engine_tally(&[]));
 
     header("mtr: upstream heap suite and main tests, plugin loaded and unused");
     tallies.push(Tally::mtr_result(
