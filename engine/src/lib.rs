@@ -13,6 +13,7 @@ pub mod key;
 pub mod limits;
 pub mod records;
 pub mod registry;
+pub mod status;
 pub mod table;
 
 // The FFI calls functions of the C++ shim, which only exists inside the cdylib: unit-test

@@ -80,6 +80,24 @@ impl<S> Registry<S> {
         }
     }
 
+    /// Whether a table of that name exists, or one whose name is `name` followed by `sep`
+    /// (the partitions of a partitioned table are named `<table>#P#<partition>`).
+    pub fn contains_or_parts(&self, name: &str, sep: &str) -> bool {
+        let map = self.map();
+        if map.contains_key(name) {
+            return true;
+        }
+        let prefix = format!("{name}{sep}");
+        map.range(prefix.clone()..)
+            .next()
+            .is_some_and(|(k, _)| k.starts_with(&prefix))
+    }
+
+    /// How many tables satisfy `f`.
+    pub fn count_where(&self, f: impl Fn(&S) -> bool) -> usize {
+        self.map().values().filter(|s| f(s)).count()
+    }
+
     pub fn len(&self) -> usize {
         self.map().len()
     }
@@ -97,6 +115,17 @@ impl<S> Registry<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn partitions_count_as_their_table() {
+        let r: Registry<u8> = Registry::new();
+        r.open("./test/t1#P#p0", || Ok(0)).unwrap();
+        r.open("./test/t10", || Ok(0)).unwrap();
+        assert!(r.contains_or_parts("./test/t1", "#P#"));
+        assert!(r.contains_or_parts("./test/t10", "#P#"));
+        assert!(!r.contains_or_parts("./test/t", "#P#"));
+        assert!(!r.contains_or_parts("./test/t2", "#P#"));
+    }
 
     #[test]
     fn create_open_drop_rename() {

@@ -17,9 +17,50 @@
 #include "handler.h"
 #include "log.h"
 #include <mysql/plugin.h>
+#include <dlfcn.h>
+#include <mutex>
 #include <new>
 
 #include "rheap_shim.h"
+
+/** The engine's counters (engine/src/status.rs), in the order of the status variables below. */
+extern "C" unsigned long long rheap_status[4];
+
+/** rheap_takeover: which MEMORY tables rheap serves (OFF, INTERNAL, ALL). */
+static ulong takeover_mode;
+static const char *takeover_names[]= { "OFF", "INTERNAL", "ALL", NullS };
+static TYPELIB takeover_typelib= { array_elements(takeover_names) - 1, "", takeover_names, NULL };
+
+/** This plugin's handlerton, and a reference to the plugin held while rheap holds ENGINE=MEMORY
+    tables: their rows live in this plugin, so UNINSTALL SONAME waits (the server says the
+    plugin is busy) until they are dropped. */
+static handlerton *rheap_hton;
+static plugin_ref self_ref;
+static std::mutex self_ref_mutex;
+
+static void hold_plugin_while_memory_tables()
+{
+  plugin_ref release= NULL;
+  {
+    std::lock_guard<std::mutex> guard(self_ref_mutex);
+    bool needed= rheap_memory_tables() > 0;
+    if (needed && !self_ref && rheap_hton)
+      self_ref= ha_lock_engine(NULL, rheap_hton);
+    else if (!needed && self_ref)
+    {
+      release= self_ref;
+      self_ref= NULL;
+    }
+  }
+  /* Outside the mutex: letting go may deinitialise the plugin right here (a deferred
+     UNINSTALL), and deinit takes the mutex. */
+  if (release)
+    plugin_unlock(NULL, release);
+}
+
+/** HEAP's own handler factory and drop function, replaced while the plugin is loaded. */
+static handler *(*heap_create)(handlerton *, TABLE_SHARE *, MEM_ROOT *);
+static int (*heap_drop)(handlerton *, const char *);
 
 /** The engine's view of a table definition, with storage for its keys. */
 class rheap_def_builder
@@ -34,7 +75,7 @@ public:
 
   /** Fills `def` from `table` as HEAP reads a definition (heap_prepare_hp_create_info).
       Returns 0 or HA_ERR_OUT_OF_MEM. */
-  int fill(const TABLE *table, bool internal, ulonglong auto_increment)
+  int fill(const TABLE *table, bool internal, ulonglong auto_increment, bool for_memory)
   {
     const TABLE_SHARE *s= table->s;
     uint parts= 0;
@@ -64,6 +105,7 @@ public:
     def.auto_key= table->found_next_number_field ? (int32_t) s->next_number_index : -1;
     def.auto_key_type= table->found_next_number_field ?
       (uint8_t) table->found_next_number_field->key_type() : 0;
+    def.for_memory= for_memory && !internal;
     return 0;
   }
 
@@ -134,20 +176,23 @@ public:
   int open(const char *name, int, uint test_if_locked) override
   {
     rheap_def_builder b;
-    if (int err= b.fill(table, test_if_locked & HA_OPEN_INTERNAL_TABLE, 0))
+    if (int err= b.fill(table, test_if_locked & HA_OPEN_INTERNAL_TABLE, 0, ht == heap_hton))
       return err;
     void *lock= nullptr;
     uint8_t emptied= 0;
     if (int err= rheap_open(rs, name, &b.def, &lock, &emptied))
       return err;
+    /* table->key_info, not the share's: the server's internal tables set only the former. */
     btree_keys.clear_all();
     for (uint i= 0; i < table->s->keys; i++)
-      if (is_btree(i))
+      if (table->key_info[i].algorithm == HA_KEY_ALG_BTREE)
         btree_keys.set_bit(i);
     if ((has_lock= lock != nullptr))
       thr_lock_data_init(static_cast<THR_LOCK *>(lock), &lock_data, nullptr);
     implicit_emptied= emptied;
     ref_length= rheap_ref_length();
+    if (ht == heap_hton && !(test_if_locked & HA_OPEN_INTERNAL_TABLE))
+      hold_plugin_while_memory_tables();
     return 0;
   }
   /** Ends this handler's use of the table; the table itself lives on until dropped. */
@@ -155,14 +200,37 @@ public:
   /** CREATE TABLE: makes the empty table `name` (a handler that is not open). */
   int create(const char *name, TABLE *form, HA_CREATE_INFO *info) override
   {
+    /* A handler made for MEMORY without a table at hand (the partition engine makes those):
+       decide by the name being created. */
+    if (ht == heap_hton && !rheap_serves((uint32_t) takeover_mode, 0, name))
+    {
+      handler *h= heap_create(ht, NULL, current_thd->mem_root);
+      return h ? h->ha_create(name, form, info) : HA_ERR_OUT_OF_MEM;
+    }
     rheap_def_builder b;
-    if (int err= b.fill(form, false, info->auto_increment_value))
+    if (int err= b.fill(form, false, info->auto_increment_value, ht == heap_hton))
       return err;
-    return rheap_create(rs, name, &b.def);
+    int err= rheap_create(rs, name, &b.def);
+    hold_plugin_while_memory_tables();
+    return err;
   }
-  /** Drops `name`: 0, or -1 when there is no such table (the server then says so). */
-  int delete_table(const char *name) override { return rheap_drop_table(name); }
-  int rename_table(const char *from, const char *to) override { return rheap_rename_table(from, to); }
+  /** Drops `name`: 0, or -1 when there is no such table (the server then says so). As MEMORY's
+      handler, passes on to HEAP a table rheap does not hold. */
+  int delete_table(const char *name) override
+  {
+    if (for_heap(name))
+      return heap_drop(ht, name);
+    int err= rheap_drop_table(name);
+    hold_plugin_while_memory_tables();
+    return err;
+  }
+  int rename_table(const char *from, const char *to) override
+  {
+    if (!for_heap(from))
+      return rheap_rename_table(from, to);
+    handler *h= heap_create(ht, NULL, current_thd->mem_root);
+    return h ? h->ha_rename_table(from, to) : HA_ERR_OUT_OF_MEM;
+  }
 
   /** INSERT of one row in record format (record[0]); assigns the AUTO_INCREMENT value first,
       as every engine's write_row does. */
@@ -312,6 +380,10 @@ public:
   }
 
 private:
+  /** A handler made for MEMORY (takeover) that is asked about a table HEAP holds. */
+  bool for_heap(const char *name) const
+  { return ht == heap_hton && heap_create && !rheap_has_table(name); }
+
   bool is_btree(uint inx) const { return table_share->key_info[inx].algorithm == HA_KEY_ALG_BTREE; }
 
   static const rheap_key_range *to_range(const key_range *r, rheap_key_range *out)
@@ -390,16 +462,90 @@ static handler *rheap_create_handler(handlerton *hton, TABLE_SHARE *share, MEM_R
 /** hton->drop_table: 0 dropped, -1 not ours (so DROP TABLE IF EXISTS still notes "Unknown table"). */
 static int rheap_hton_drop_table(handlerton *, const char *path) { return rheap_drop_table(path); }
 
+/** MEMORY's handler factory while rheap is loaded: rheap's handler, still MEMORY's to the server
+    (same handlerton, so conversion to Aria and every other heap-only path keep working), for
+    the tables rheap_takeover gives it; HEAP's own otherwise. */
+static handler *rheap_heap_create(handlerton *hton, TABLE_SHARE *share, MEM_ROOT *mem_root)
+{
+  /* The server's internal temporary tables: an INTERNAL_TMP_TABLE share with no database.
+     (CREATE TABLE and ALTER TABLE also build INTERNAL_TMP_TABLE shares, but in a database.) */
+  bool internal= share && share->tmp_table == INTERNAL_TMP_TABLE && !share->db.length;
+  if (rheap_serves((uint32_t) takeover_mode, internal, share ? share->normalized_path.str : NULL))
+    return new (mem_root) ha_rheap(hton, share);
+  return heap_create(hton, share, mem_root);
+}
+
+/** MEMORY's hton->drop_table while rheap is loaded: the table is rheap's or HEAP's. */
+static int rheap_heap_drop_table(handlerton *hton, const char *path)
+{
+  int ours= rheap_drop_table(path);
+  if (ours == -1)
+    return heap_drop(hton, path);
+  hold_plugin_while_memory_tables();
+  return ours;
+}
+
 static int rheap_init_func(void *p)
 {
+  /* With --plugin-load-add we may come before MEMORY: the server retries us after it. */
+  if (!heap_hton)
+    return HA_ERR_RETRY_INIT;
   handlerton *hton= static_cast<handlerton *>(p);
+  rheap_hton= hton;
   hton->create= rheap_create_handler;
   hton->drop_table= rheap_hton_drop_table;
   hton->flags= HTON_CAN_RECREATE;
-  return rheap_plugin_init();
+  /* Keep this library mapped after UNINSTALL: handlers made for MEMORY tables do not hold a
+     reference to this plugin, and their code must outlive it. */
+  Dl_info self;
+  if (dladdr((void *) &rheap_init_func, &self) && self.dli_fname)
+    dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  if (int err= rheap_plugin_init())
+    return err;
+  heap_create= heap_hton->create;
+  heap_drop= heap_hton->drop_table;
+  heap_hton->create= rheap_heap_create;
+  heap_hton->drop_table= rheap_heap_drop_table;
+  return 0;
 }
 
-static int rheap_deinit_func(void *) { return rheap_plugin_deinit(); }
+/** Gives MEMORY back its own factory: new MEMORY tables are HEAP's again. Handlers made for
+    MEMORY until now keep working (the library stays mapped, see init). */
+static int rheap_deinit_func(void *)
+{
+  /* At shutdown the server deinitialises us while we still hold ourselves (MEMORY tables
+     left): let go, so the server finds no reference left. */
+  plugin_ref release= NULL;
+  {
+    std::lock_guard<std::mutex> guard(self_ref_mutex);
+    release= self_ref;
+    self_ref= NULL;
+  }
+  if (release)
+    plugin_unlock(NULL, release);
+  rheap_hton= NULL;
+  if (heap_hton && heap_hton->create == rheap_heap_create)
+  {
+    heap_hton->create= heap_create;
+    heap_hton->drop_table= heap_drop;
+  }
+  return rheap_plugin_deinit();
+}
+
+static MYSQL_SYSVAR_ENUM(takeover, takeover_mode, PLUGIN_VAR_RQCMDARG,
+  "Which MEMORY tables RHEAP serves: OFF (none), INTERNAL (the server's internal temporary "
+  "tables), ALL (also ENGINE=MEMORY tables). Applies to tables created afterwards.",
+  NULL, NULL, 1, &takeover_typelib);
+
+static struct st_mysql_sys_var *rheap_system_variables[]= { MYSQL_SYSVAR(takeover), NULL };
+
+static struct st_mysql_show_var rheap_status_variables[]= {
+  { "Rheap_tmp_tables_created", (char *) &rheap_status[0], SHOW_LONGLONG },
+  { "Rheap_tmp_tables_converted", (char *) &rheap_status[1], SHOW_LONGLONG },
+  { "Rheap_tables_live", (char *) &rheap_status[2], SHOW_LONGLONG },
+  { "Rheap_rows_written", (char *) &rheap_status[3], SHOW_LONGLONG },
+  { NullS, NullS, SHOW_LONG }
+};
 
 /** The interface version the server checks against its own MYSQL_VERSION_ID (a named, non-static
     object so tests can find it in the symbol table). */
@@ -416,8 +562,8 @@ maria_declare_plugin(rheap)
   rheap_init_func,
   rheap_deinit_func,
   0x0001,
-  NULL,
-  NULL,
+  rheap_status_variables,
+  rheap_system_variables,
   "0.1",
   /* STABLE: a GAMMA plugin loads with a warning in the error log at every server start, which
      mysql-test-run reports as a failure of whatever test runs first. */

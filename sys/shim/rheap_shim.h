@@ -83,6 +83,8 @@ typedef struct rheap_table_def {
   int32_t auto_key;
   /** Field::key_type() of the AUTO_INCREMENT column. */
   uint8_t auto_key_type;
+  /** Non-zero for an ENGINE=MEMORY table rheap serves (rheap_takeover=ALL). */
+  uint8_t for_memory;
 } rheap_table_def;
 
 /** What handler::info() reports (the fields of ha_statistics the engine knows). */
@@ -183,6 +185,16 @@ int rheap_reset_auto_increment(rheap_handler *h, uint64_t value);
 /** The next AUTO_INCREMENT value (handler::get_auto_increment's first value). */
 uint64_t rheap_next_auto_increment(rheap_handler *h);
 uint64_t rheap_records(rheap_handler *h);
+
+/* Taking over MEMORY's tables (the shim's replacement of heap_hton->create asks these). */
+/** Non-zero when rheap serves this MEMORY table: `mode` is rheap_takeover (0 OFF, 1 INTERNAL,
+    2 ALL), `internal` marks the server's internal temporary tables, `name` is the table's
+    path or NULL when the server names no table (rheap then passes on what it does not hold). */
+uint8_t rheap_serves(uint32_t mode, uint8_t internal, const char *name);
+/** Non-zero when rheap holds the named table. */
+uint8_t rheap_has_table(const char *name);
+/** How many ENGINE=MEMORY tables rheap holds (while any, the plugin keeps itself loaded). */
+uint64_t rheap_memory_tables(void);
 
 /* ---- Implemented in the C++ shim, called from Rust ----------------------------------------- */
 

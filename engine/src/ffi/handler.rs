@@ -9,6 +9,7 @@ use super::{guard, guard_value, table_name};
 use crate::error::{Error, Result};
 use crate::index::btree::Entry;
 use crate::records::Pos;
+use crate::status::{self, Counter};
 use crate::table::Table;
 use rheap_sys::shim::{rheap_handler, rheap_stats, rheap_table_def};
 use std::ffi::{c_char, c_int, c_void};
@@ -46,6 +47,8 @@ pub struct Handler {
     errkey: i32,
     /// A temporary table: deletes do not count towards refreshing statistics (as HEAP).
     tmp_table: bool,
+    /// One of the server's internal temporary tables.
+    internal: bool,
     /// Rows changed through this handler since its statistics were last refreshed.
     records_changed: u64,
     /// The table's key_stat_version when this handler last refreshed its statistics.
@@ -128,7 +131,11 @@ fn now() -> i64 {
 unsafe fn new_share(def: &rheap_table_def) -> Result<Share> {
     // SAFETY: passed on from the caller.
     let def_core = unsafe { super::definition::table_def(def) }?;
-    Share::new(Table::new(def_core, now()), def.internal == 0)
+    Share::new(
+        Table::new(def_core, now()),
+        def.internal == 0,
+        def.for_memory != 0,
+    )
 }
 
 #[no_mangle]
@@ -192,6 +199,7 @@ pub unsafe extern "C" fn rheap_open(
         // SAFETY: the shim passes its handler, the table path and pointers to its locals.
         let (h, name, def) = unsafe { (state(h)?, table_name(name)?, &*def) };
         let (share, created) = if def.internal != 0 {
+            status::add(Counter::TmpTablesCreated, 1);
             // SAFETY: the shim's definition is valid during this call.
             (Arc::new(unsafe { new_share(def) }?), true)
         } else {
@@ -202,6 +210,7 @@ pub unsafe extern "C" fn rheap_open(
             let t = share.read()?;
             h.rec_len = t.def().rec_len;
             h.tmp_table = def.tmp_table != 0;
+            h.internal = def.internal != 0;
             h.key_stat_version = t.key_stat_version().wrapping_sub(1);
             h.rec_per_key = vec![None; t.def().keys.len()];
         }
@@ -266,7 +275,12 @@ pub unsafe extern "C" fn rheap_write_row(h: *mut rheap_handler, buf: *const u8) 
         let share = h.share()?;
         let mut table = share.write()?;
         let r = table.write(buf);
+        if r == Err(Error::TableFull) && h.internal {
+            // The server now moves this internal table to its on-disk engine.
+            status::add(Counter::TmpTablesConverted, 1);
+        }
         h.note(r)?;
+        status::add(Counter::RowsWritten, 1);
         h.count_change(&mut table);
         Ok(())
     })

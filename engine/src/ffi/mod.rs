@@ -10,6 +10,7 @@ mod handler;
 mod index;
 mod plugin;
 mod share;
+mod takeover;
 
 use crate::error::{Error, Result};
 use std::ffi::{c_int, CStr, CString};

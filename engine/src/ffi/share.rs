@@ -3,6 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::registry::Registry;
+use crate::status::{self, Counter};
 use crate::table::Table;
 use std::ffi::c_void;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -49,13 +50,18 @@ pub struct Share {
     table: RwLock<Table>,
     /// None for internal temporary tables, which the server never locks.
     pub thr_lock: Option<ThrLock>,
+    /// An ENGINE=MEMORY table served by rheap (`rheap_takeover=ALL`).
+    pub for_memory: bool,
 }
 
 impl Share {
-    pub fn new(table: Table, shared: bool) -> Result<Share> {
+    pub fn new(table: Table, shared: bool, for_memory: bool) -> Result<Share> {
+        let thr_lock = if shared { Some(ThrLock::new()?) } else { None };
+        status::add(Counter::TablesLive, 1);
         Ok(Share {
             table: RwLock::new(table),
-            thr_lock: if shared { Some(ThrLock::new()?) } else { None },
+            thr_lock,
+            for_memory,
         })
     }
 
@@ -71,4 +77,10 @@ impl Share {
 /// A panic while the table was being changed may have left it inconsistent: refuse to use it.
 fn poisoned() -> Error {
     Error::Internal("the table was left inconsistent by an earlier internal error; drop it".into())
+}
+
+impl Drop for Share {
+    fn drop(&mut self) {
+        status::sub(Counter::TablesLive, 1);
+    }
 }

@@ -5,7 +5,9 @@
 //!   runs until interrupted (`--smoke`: checks it answers, then stops).
 //! - `rheap-dev mtr [ARGS]`: our mtr suite (extra ARGS go to mtr, e.g. test names), on the
 //!   engine `$RHEAP_ENGINE` names (RHEAP by default; MEMORY must give the same results).
-//! - `rheap-dev upstream`: upstream tests that must pass unchanged with the plugin loaded.
+//! - `rheap-dev upstream`: the upstream `heap` suite and temp-table-heavy `main` tests, which
+//!   must pass unchanged with the plugin loaded and `--rheap-takeover=ALL`.
+//! - `rheap-dev takeover [ARGS]`: our rheap_takeover suite (routing, conversion to disk).
 //! - `rheap-dev storage-engine [ARGS]`: the server's generic engine suite against
 //!   ENGINE=RHEAP and, side by side, ENGINE=MEMORY; RHEAP's failures are judged by
 //!   mtr-tests/storage_engine.exceptions and compared with MEMORY's (extra ARGS go to both
@@ -19,11 +21,35 @@ use rheap_mtr_tests::server::{Options, Server};
 use rheap_mtr_tests::{mtr, paths, plugin, process, sql, storage_engine};
 use std::time::Instant;
 
-/// The upstream tests that must pass unchanged with the plugin loaded and unused.
-const UPSTREAM_UNCHANGED: &[&str] = &[
-    "main.cte_recursive",
+/// The upstream `main` tests heavy in temporary tables that must pass unchanged with every
+/// MEMORY table served by rheap (`--rheap-takeover=ALL`), beside the whole `heap` suite.
+const UPSTREAM_CONFORMANCE: &[&str] = &[
+    "main.group_by",
+    "main.group_by_null",
+    "main.group_min_max",
+    "main.distinct",
+    "main.derived",
+    "main.derived_view",
+    "main.union",
+    "main.having",
+    "main.subselect",
+    "main.subselect_mat",
+    "main.subselect_sj",
+    "main.order_by",
+    "main.ps_4heap",
+    "main.ctype_utf8mb4_heap",
+    "main.strict_autoinc_3heap",
+    "main.tmp_table_error",
+    "main.tmp_table_count-7586",
+    "main.memory_used",
     "main.information_schema",
     "main.show_check",
+    "main.count_distinct",
+    "main.func_group",
+    "main.win",
+    "main.cte_recursive",
+    "main.intersect",
+    "main.except",
 ];
 
 fn main() {
@@ -41,8 +67,15 @@ fn main() {
         }
         Some("upstream") => {
             report(&[Tally::mtr_result(
-                "upstream, plugin loaded",
-                upstream_unchanged(),
+                "upstream, rheap_takeover=ALL",
+                upstream_conformance(),
+            )]);
+            Ok(())
+        }
+        Some("takeover") => {
+            report(&[Tally::mtr_result(
+                "rheap_takeover suite",
+                our_takeover_mtr(&args[1..]),
             )]);
             Ok(())
         }
@@ -54,7 +87,7 @@ fn main() {
         _ => {
             eprintln!(
                 "usage: rheap-dev plugin | serve [--smoke] | mtr [MTR ARGS] | upstream \
-                 | storage-engine [MTR ARGS] | test"
+                 | takeover [MTR ARGS] | storage-engine [MTR ARGS] | test"
             );
             std::process::exit(2);
         }
@@ -110,20 +143,32 @@ fn our_mtr(engine: &str, extra: &[String]) -> Result<mtr::Summary> {
     run.run()
 }
 
-/// Upstream suites with the plugin loaded but unused: they must pass unchanged.
-fn upstream_unchanged() -> Result<mtr::Summary> {
+/// Our rheap_takeover suite: its suite.opt loads the plugin; the tests set the mode.
+fn our_takeover_mtr(extra: &[String]) -> Result<mtr::Summary> {
     let dir = plugin::dir()?;
-    let mut run = mtr::Run::new("upstream-loaded");
+    let mut run = mtr::Run::new("rheap-takeover");
+    run.suites.push(mtr::our_suite("rheap_takeover")?);
+    run.env = mtr::rheap_env(&dir);
+    run.tests = extra.to_vec();
+    run.run()
+}
+
+/// The upstream heap suite and temp-table-heavy main tests with the plugin loaded and every
+/// MEMORY table (internal or not) served by rheap: they must pass unchanged.
+fn upstream_conformance() -> Result<mtr::Summary> {
+    let dir = plugin::dir()?;
+    let mut run = mtr::Run::new("upstream-takeover");
     let loaded = mtr::our_suite("rheap_loaded")?;
     run.suites = vec!["heap".into(), "main".into(), loaded.clone()];
     run.tests = mtr::suite_tests("heap")?;
     run.tests
-        .extend(UPSTREAM_UNCHANGED.iter().map(|t| t.to_string()));
-    // Fails unless the plugin really is loaded in this configuration.
+        .extend(UPSTREAM_CONFORMANCE.iter().map(|t| t.to_string()));
+    // Fails unless the plugin really is loaded, and serving, in this configuration.
     run.tests.push(format!("{loaded}.loaded"));
     run.mysqld = vec![
         format!("--plugin-dir={}", dir.display()),
         "--plugin-load-add=ha_rheap.so".into(),
+        "--rheap-takeover=ALL".into(),
     ];
     run.run()
 }
@@ -242,7 +287,7 @@ fn test() -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let started = Instant::now();
     let mut tallies = Vec::new();
-    let steps = 9;
+    let steps = 10;
     let mut step = 0;
     let mut header = |what: &str| {
         step += 1;
@@ -316,10 +361,16 @@ fn test() -> Result<()> {
     header("mtr: the server's storage_engine suite against ENGINE=RHEAP, and MEMORY to compare");
     tallies.push(storage_engine_tally(&[]));
 
-    header("mtr: upstream heap suite and main tests, plugin loaded and unused");
+    header("mtr: our rheap_takeover suite (routing, conversion to disk)");
     tallies.push(Tally::mtr_result(
-        "mtr upstream with plugin loaded",
-        upstream_unchanged(),
+        "mtr rheap_takeover suite",
+        our_takeover_mtr(&[]),
+    ));
+
+    header("mtr: upstream heap suite and temp-table-heavy main tests, rheap_takeover=ALL");
+    tallies.push(Tally::mtr_result(
+        "mtr upstream, rheap_takeover=ALL",
+        upstream_conformance(),
     ));
 
     println!("\n==> done in {:.0?}", started.elapsed());
