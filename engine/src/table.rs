@@ -391,6 +391,12 @@ impl Table {
         })
     }
 
+    /// The bytes the table accounts for to the server: what HEAP would hold for its rows and
+    /// indexes (DATA_LENGTH + INDEX_LENGTH).
+    pub fn memory_bytes(&self) -> u64 {
+        self.ledger.bytes() + self.index_length()
+    }
+
     fn index_length(&self) -> u64 {
         self.index_ledgers.iter().map(IndexLedger::bytes).sum()
     }

@@ -411,6 +411,12 @@ extern "C" void rheap_thr_lock_free(void *lock)
   delete static_cast<THR_LOCK *>(lock);
 }
 
+extern "C" void rheap_account_memory(int64_t delta, uint8_t thread_specific)
+{
+  if (update_malloc_size)
+    update_malloc_size((long long) delta, thread_specific);
+}
+
 extern "C" void rheap_log(int level, const char *msg)
 {
   if (level == 0)

@@ -202,6 +202,9 @@ uint64_t rheap_memory_tables(void);
 void *rheap_thr_lock_new(void);
 /** Deletes a THR_LOCK made by rheap_thr_lock_new. */
 void rheap_thr_lock_free(void *lock);
+/** Adds `delta` bytes (may be negative) to the server's memory accounting: the running
+    thread's (Memory_used, max_session_mem_used) when `thread_specific`, else the global one. */
+void rheap_account_memory(int64_t delta, uint8_t thread_specific);
 /** Writes a line to the server's error log (level: 0 error, 1 warning, 2 note). */
 void rheap_log(int level, const char *msg);
 

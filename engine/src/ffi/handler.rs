@@ -275,6 +275,7 @@ pub unsafe extern "C" fn rheap_write_row(h: *mut rheap_handler, buf: *const u8) 
         let share = h.share()?;
         let mut table = share.write()?;
         let r = table.write(buf);
+        share.account(&table);
         if r == Err(Error::TableFull) && h.internal {
             // The server now moves this internal table to its on-disk engine.
             status::add(Counter::TmpTablesConverted, 1);
@@ -304,6 +305,7 @@ pub unsafe extern "C" fn rheap_update_row(
         let share = h.share()?;
         let mut table = share.write()?;
         let r = table.update(h.current()?, new_data);
+        share.account(&table);
         h.note(r)?;
         h.count_change(&mut table);
         Ok(())
@@ -322,6 +324,7 @@ pub unsafe extern "C" fn rheap_delete_row(h: *mut rheap_handler, _buf: *const u8
         let share = h.share()?;
         let mut table = share.write()?;
         table.delete(h.current()?)?;
+        share.account(&table);
         if !h.tmp_table {
             h.count_change(&mut table);
         }
@@ -341,6 +344,7 @@ pub unsafe extern "C" fn rheap_delete_all_rows(h: *mut rheap_handler) -> c_int {
         let share = h.share()?;
         let mut table = share.write()?;
         table.clear();
+        share.account(&table);
         if !h.tmp_table {
             table.bump_key_stat_version();
         }
@@ -621,7 +625,9 @@ unsafe fn with_table<T>(
     let h = unsafe { state(h) }?;
     let share = h.share()?;
     let mut table = share.write()?;
-    f(&mut table)
+    let r = f(&mut table);
+    share.account(&table);
+    r
 }
 
 /// `handler::disable_indexes` (not persistent).

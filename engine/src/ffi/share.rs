@@ -6,6 +6,7 @@ use crate::registry::Registry;
 use crate::status::{self, Counter};
 use crate::table::Table;
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// Named tables of every connection.
@@ -52,6 +53,10 @@ pub struct Share {
     pub thr_lock: Option<ThrLock>,
     /// An ENGINE=MEMORY table served by rheap (`rheap_takeover=ALL`).
     pub for_memory: bool,
+    /// The bytes last added to the server's memory accounting for this table: the running
+    /// thread's for internal temporary tables (as HEAP's thread-specific allocations), the
+    /// server's for shared ones.
+    accounted: AtomicU64,
 }
 
 impl Share {
@@ -62,6 +67,7 @@ impl Share {
             table: RwLock::new(table),
             thr_lock,
             for_memory,
+            accounted: AtomicU64::new(0),
         })
     }
 
@@ -79,8 +85,27 @@ fn poisoned() -> Error {
     Error::Internal("the table was left inconsistent by an earlier internal error; drop it".into())
 }
 
+impl Share {
+    /// Brings the server's memory accounting up to date with `table`, after a change.
+    pub fn account(&self, table: &Table) {
+        let now = table.memory_bytes();
+        let before = self.accounted.swap(now, Ordering::Relaxed);
+        report_memory(now as i64 - before as i64, self.thr_lock.is_none());
+    }
+}
+
+/// Tells the server about `delta` bytes, for the running thread when `thread_specific`.
+fn report_memory(delta: i64, thread_specific: bool) {
+    if delta != 0 {
+        // SAFETY: no preconditions; the shim forwards to the server's accounting callback.
+        unsafe { rheap_sys::shim::rheap_account_memory(delta, u8::from(thread_specific)) }
+    }
+}
+
 impl Drop for Share {
     fn drop(&mut self) {
         status::sub(Counter::TablesLive, 1);
+        let accounted = *self.accounted.get_mut();
+        report_memory(-(accounted as i64), self.thr_lock.is_none());
     }
 }
