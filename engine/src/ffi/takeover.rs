@@ -8,9 +8,8 @@ use super::guard_value;
 use super::share::TABLES;
 use std::ffi::{c_char, CStr};
 
-/// `rheap_takeover`'s values (the order of the shim's TYPELIB).
+/// `rheap_takeover`'s values, in the order of the shim's TYPELIB (OFF 0, INTERNAL 1, ALL 2).
 const OFF: u32 = 0;
-const INTERNAL: u32 = 1;
 const ALL: u32 = 2;
 
 /// Whether rheap serves a table of MEMORY: `internal` for the server's internal temporary
@@ -22,6 +21,11 @@ const ALL: u32 = 2;
 #[no_mangle]
 pub unsafe extern "C" fn rheap_serves(mode: u32, internal: u8, name: *const c_char) -> u8 {
     guard_value("rheap_serves", 0, || {
+        if internal != 0 {
+            // Internal temporary tables are private to their statement and never named in
+            // the registry: no lookup on this hot path.
+            return Ok(u8::from(mode != OFF));
+        }
         if name.is_null() {
             // A rename or drop: rheap's handler does it for the tables rheap holds and passes
             // on the others to HEAP, whatever the mode is now.
@@ -31,13 +35,7 @@ pub unsafe extern "C" fn rheap_serves(mode: u32, internal: u8, name: *const c_ch
         let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
         // A partitioned table's partitions are tables of their own (`<table>#P#<part>`).
         let ours = TABLES.contains_or_parts(&name, "#P#");
-        Ok(u8::from(match mode {
-            _ if ours => true,
-            ALL => true,
-            INTERNAL => internal != 0,
-            OFF => false,
-            _ => false,
-        }))
+        Ok(u8::from(ours || mode == ALL))
     })
 }
 
