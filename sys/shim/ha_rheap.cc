@@ -473,9 +473,11 @@ static int rheap_hton_drop_table(handlerton *, const char *path) { return rheap_
     the tables rheap_takeover gives it; HEAP's own otherwise. */
 static handler *rheap_heap_create(handlerton *hton, TABLE_SHARE *share, MEM_ROOT *mem_root)
 {
-  /* The server's internal temporary tables: an INTERNAL_TMP_TABLE share with no database.
-     (CREATE TABLE and ALTER TABLE also build INTERNAL_TMP_TABLE shares, but in a database.) */
-  bool internal= share && share->tmp_table == INTERNAL_TMP_TABLE && !share->db.length;
+  /* The server's internal temporary tables: an INTERNAL_TMP_TABLE share with no database, or
+     with information_schema's (SHOW INDEX, SHOW TABLE STATUS and every other I_S table).
+     CREATE TABLE and ALTER TABLE also build INTERNAL_TMP_TABLE shares, but in a database. */
+  bool internal= share && share->tmp_table == INTERNAL_TMP_TABLE &&
+    (!share->db.length || !strcmp(share->db.str, INFORMATION_SCHEMA_NAME.str));
   if (rheap_serves((uint32_t) takeover_mode, internal, share ? share->normalized_path.str : NULL))
     return new (mem_root) ha_rheap(hton, share);
   return heap_create(hton, share, mem_root);
