@@ -408,11 +408,6 @@ impl KeyDef {
         }
         Ok(n)
     }
-
-    /// Whether a new row with this image must be checked for duplicates.
-    pub fn checks_duplicates(&self, img: &Image) -> bool {
-        self.unique && (self.nulls_equal || !img.has_null)
-    }
 }
 
 /// HEAP's position for a hash value in a linear hash of `records` entries (`hp_mask`).

@@ -191,7 +191,8 @@ public:
       thr_lock_data_init(static_cast<THR_LOCK *>(lock), &lock_data, nullptr);
     implicit_emptied= emptied;
     ref_length= rheap_ref_length();
-    if (ht == heap_hton && !(test_if_locked & HA_OPEN_INTERNAL_TABLE))
+    /* A MEMORY table this open created (after a restart) is one more rheap holds. */
+    if (ht == heap_hton && emptied)
       hold_plugin_while_memory_tables();
     return 0;
   }

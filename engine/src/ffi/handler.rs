@@ -24,9 +24,9 @@ pub(super) enum Cursor {
     /// before it.
     Hash { image: Vec<u8>, pos: Pos, at: usize },
     /// On an entry of a BTREE key.
-    Btree { key: usize, entry: Entry },
+    Btree { entry: Entry },
     /// Past the last (`after`) or before the first entry of a BTREE key.
-    BtreeEdge { key: usize, after: bool },
+    BtreeEdge { after: bool },
 }
 
 /// The Rust state of one `ha_rheap` object.
@@ -40,7 +40,7 @@ pub struct Handler {
     pub(super) current: Option<Pos>,
     /// The row remember_rnd_pos saved.
     remembered: Option<Pos>,
-    /// The index scan in progress, and the key it is on.
+    /// The index scan in progress, and the key it is on (for every kind of cursor).
     pub(super) cursor: Cursor,
     pub(super) cursor_key: usize,
     /// The key of the last duplicate-key error.
@@ -467,14 +467,21 @@ pub unsafe extern "C" fn rheap_info(
         let s = table.stats();
         let refresh = h.key_stat_version != table.key_stat_version();
         if refresh {
-            // SAFETY: the shim passes an array of nkeys entries.
-            let rpk = unsafe { row_mut(rec_per_key.cast(), nkeys as usize * 8) }?;
-            for (k, chunk) in rpk.chunks_exact_mut(8).enumerate() {
+            if rec_per_key.is_null() && nkeys > 0 {
+                return Err(Error::WrongCommand);
+            }
+            let rpk: &mut [u64] = if nkeys == 0 {
+                &mut []
+            } else {
+                // SAFETY: non-null, and the shim passes an array of nkeys entries.
+                unsafe { std::slice::from_raw_parts_mut(rec_per_key, nkeys as usize) }
+            };
+            for (k, out) in rpk.iter_mut().enumerate() {
                 let v = table.hash_rec_per_key(k);
                 if let Some(slot) = h.rec_per_key.get_mut(k) {
                     *slot = v;
                 }
-                chunk.copy_from_slice(&v.unwrap_or(0).to_ne_bytes());
+                *out = v.unwrap_or(0);
             }
             h.records_changed = 0;
             h.key_stat_version = table.key_stat_version();

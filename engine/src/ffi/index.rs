@@ -87,7 +87,7 @@ unsafe fn read_map(
             let how = find_of(find_flag).ok_or(Error::KeyNotFound)?;
             let entry = tree.find(&image, how).ok_or(Error::KeyNotFound)?.clone();
             let pos = entry.1;
-            h.cursor = Cursor::Btree { key: k, entry };
+            h.cursor = Cursor::Btree { entry };
             pos
         }
     };
@@ -144,59 +144,47 @@ unsafe fn step(h: *mut rheap_handler, buf: *mut u8, forward: bool) -> Result<()>
     let share = h.share()?;
     let table = share.read()?;
     let (_, idx) = table.index(h.cursor_key)?;
-    let next = match (&h.cursor, idx) {
+    // The cursor moves in place; `replace` is a cursor of another kind to take its place.
+    let mut replace = None;
+    let pos = match (&mut h.cursor, idx) {
         (Cursor::Hash { image, pos, at }, Index::Hash(hash)) if forward => {
             hash.next_after(image, *pos, *at).map(|(p, i)| {
-                (
-                    Cursor::Hash {
-                        image: image.clone(),
-                        pos: p,
-                        at: i,
-                    },
-                    p,
-                )
+                (*pos, *at) = (p, i);
+                p
             })
         }
-        (Cursor::Btree { key, entry }, Index::Btree(tree)) => {
+        (Cursor::Btree { entry }, Index::Btree(tree)) => {
             let e = if forward {
                 tree.next(entry)
             } else {
                 tree.prev(entry)
             };
-            let e = e.cloned();
-            match e {
-                Some(e) => Some((
-                    Cursor::Btree {
-                        key: *key,
-                        entry: e.clone(),
-                    },
-                    e.1,
-                )),
+            match e.cloned() {
+                Some(e) => {
+                    let p = e.1;
+                    *entry = e;
+                    Some(p)
+                }
                 None => {
-                    h.cursor = Cursor::BtreeEdge {
-                        key: *key,
-                        after: forward,
-                    };
+                    replace = Some(Cursor::BtreeEdge { after: forward });
                     None
                 }
             }
         }
-        (Cursor::BtreeEdge { key, after }, Index::Btree(tree)) if *after != forward => {
+        (Cursor::BtreeEdge { after }, Index::Btree(tree)) if *after != forward => {
             let e = if forward { tree.first() } else { tree.last() };
             e.cloned().map(|e| {
-                (
-                    Cursor::Btree {
-                        key: *key,
-                        entry: e.clone(),
-                    },
-                    e.1,
-                )
+                let p = e.1;
+                replace = Some(Cursor::Btree { entry: e });
+                p
             })
         }
         _ => None,
     };
-    let (cursor, pos) = next.ok_or(Error::EndOfFile)?;
-    h.cursor = cursor;
+    if let Some(c) = replace {
+        h.cursor = c;
+    }
+    let pos = pos.ok_or(Error::EndOfFile)?;
     land(h, &table, out, pos)
 }
 
@@ -240,14 +228,11 @@ unsafe fn edge(h: *mut rheap_handler, buf: *mut u8, index: u32, first: bool) -> 
     h.seen_key_version = table.key_version();
     let e = if first { tree.first() } else { tree.last() };
     let Some(e) = e.cloned() else {
-        h.cursor = Cursor::BtreeEdge {
-            key: k,
-            after: first,
-        };
+        h.cursor = Cursor::BtreeEdge { after: first };
         return Err(Error::EndOfFile);
     };
     let pos = e.1;
-    h.cursor = Cursor::Btree { key: k, entry: e };
+    h.cursor = Cursor::Btree { entry: e };
     land(h, &table, out, pos)
 }
 

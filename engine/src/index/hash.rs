@@ -36,9 +36,20 @@ impl HashIndex {
 
     /// Adds `pos` under `image` as the newest row of its key.
     pub fn insert(&mut self, image: &[u8], hash: u64, pos: Pos) {
-        let g = self.groups.entry(image.into()).or_default();
-        g.hash = hash;
-        g.rows.push(pos);
+        // The key is copied only for a new group: rows with a key already there add no
+        // allocation beyond their own entry.
+        match self.groups.get_mut(image) {
+            Some(g) => g.rows.push(pos),
+            None => {
+                self.groups.insert(
+                    image.into(),
+                    Group {
+                        hash,
+                        rows: vec![pos],
+                    },
+                );
+            }
+        }
         self.entries += 1;
     }
 
