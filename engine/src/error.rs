@@ -100,6 +100,18 @@ impl From<std::collections::TryReserveError> for Error {
     }
 }
 
+impl From<hashbrown::TryReserveError> for Error {
+    fn from(_: hashbrown::TryReserveError) -> Self {
+        Error::OutOfMemory
+    }
+}
+
+impl From<allocator_api2::collections::TryReserveError> for Error {
+    fn from(_: allocator_api2::collections::TryReserveError) -> Self {
+        Error::OutOfMemory
+    }
+}
+
 pub type Result<T> = std::result::Result<T, Error>;
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! the `handler` method of the same name and catches every panic at the boundary.
 #![warn(missing_debug_implementations)]
 
+pub mod alloc;
 pub mod boundary;
 pub mod collation;
 pub mod error;

@@ -18,17 +18,26 @@ pub enum Counter {
     TablesLive = 2,
     /// `Rheap_rows_written`: rows written by INSERT (and internally), all tables.
     RowsWritten = 3,
+    /// `Rheap_memory_used`: bytes in the blocks tables hold now.
+    MemoryUsed = 4,
+    /// `Rheap_memory_used_peak`: the most `Rheap_memory_used` has been.
+    MemoryUsedPeak = 5,
+    /// `Rheap_blocks_allocated`: blocks taken from the system (the server's allocator).
+    BlocksAllocated = 6,
+    /// `Rheap_block_cache_hits` / `_misses`: blocks a table got from the cache, or could not.
+    BlockCacheHits = 7,
+    BlockCacheMisses = 8,
+    /// `Rheap_block_cache_bytes`: bytes in cached blocks.
+    BlockCacheBytes = 9,
 }
+
+/// How many counters there are.
+pub const COUNTERS: usize = 10;
 
 /// The counters, in [`Counter`] order. Exported under this name for the shim.
 #[no_mangle]
 #[allow(non_upper_case_globals)]
-pub static rheap_status: [AtomicU64; 4] = [
-    AtomicU64::new(0),
-    AtomicU64::new(0),
-    AtomicU64::new(0),
-    AtomicU64::new(0),
-];
+pub static rheap_status: [AtomicU64; COUNTERS] = [const { AtomicU64::new(0) }; COUNTERS];
 
 pub fn add(c: Counter, n: u64) {
     rheap_status[c as usize].fetch_add(n, Ordering::Relaxed);
@@ -36,6 +45,11 @@ pub fn add(c: Counter, n: u64) {
 
 pub fn sub(c: Counter, n: u64) {
     rheap_status[c as usize].fetch_sub(n, Ordering::Relaxed);
+}
+
+/// Raises `c` to `n` if it is lower (a peak).
+pub fn max(c: Counter, n: u64) {
+    rheap_status[c as usize].fetch_max(n, Ordering::Relaxed);
 }
 
 pub fn get(c: Counter) -> u64 {

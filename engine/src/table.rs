@@ -5,6 +5,7 @@
 //! the slot on the free list as HEAP does. The memory HEAP *would* hold (rows and indexes) is
 //! kept in ledgers so "table is full" comes at HEAP's row.
 
+use crate::alloc::Arena;
 use crate::error::{Error, Result};
 use crate::index::Index;
 use crate::key::{Algorithm, Image, KeyDef, KeySeg};
@@ -32,6 +33,10 @@ pub struct TableDef {
     pub auto_key: Option<AutoKey>,
     /// A temporary table (internal, or CREATE TEMPORARY TABLE).
     pub tmp_table: bool,
+    /// Report MEMORY's DATA_LENGTH and INDEX_LENGTH (what HEAP would hold) rather than the
+    /// bytes rheap holds: for ENGINE=MEMORY tables rheap serves, whose SHOW TABLE STATUS must
+    /// stay MEMORY's.
+    pub heap_lengths: bool,
 }
 
 /// The AUTO_INCREMENT column and the key it leads.
@@ -64,6 +69,15 @@ impl TableDef {
     }
 }
 
+/// The arena for a table's indexes, its first block sized for MIN_ROWS rows (within the
+/// table's limit) of about what each key takes per row.
+fn new_arena(def: &TableDef, max_records: u64) -> Arena {
+    /// Bytes a key takes per row besides its image: a hash group or a tree node.
+    const PER_ROW: usize = 48;
+    let per_row = def.keys.iter().map(|k| k.image_len() + PER_ROW).sum();
+    Arena::new(per_row, def.min_rows.min(max_records), def.memory_limit())
+}
+
 /// Counters that `handler::info()` reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Stats {
@@ -85,7 +99,10 @@ pub struct Table {
     max_records: u64,
     /// The bytes HEAP would hold for these rows: with `index_ledgers`, decides "table is full".
     ledger: HeapLedger,
+    /// Declared before `arena`, so they are dropped (and give their pieces back) first.
     indexes: Vec<Index>,
+    /// The indexes' memory.
+    arena: Arena,
     index_ledgers: Vec<IndexLedger>,
     /// DISABLE KEYS (or the server's bulk insert into a temporary table) emptied the indexes.
     keys_disabled: bool,
@@ -107,7 +124,8 @@ impl Table {
         let max_records = def.max_records();
         let geometry =
             BlockGeometry::new(heap_row_size(def.rec_len as u64), def.min_rows, max_records);
-        let indexes = def.keys.iter().map(Index::new).collect();
+        let arena = new_arena(&def, max_records);
+        let indexes = def.keys.iter().map(|k| Index::new(k, &arena)).collect();
         let index_ledgers = def
             .keys
             .iter()
@@ -117,10 +135,15 @@ impl Table {
             })
             .collect();
         Table {
-            store: RecordStore::new(def.rec_len),
+            store: RecordStore::new(
+                def.rec_len,
+                def.min_rows.min(max_records),
+                def.memory_limit(),
+            ),
             max_records,
             ledger: HeapLedger::new(geometry),
             indexes,
+            arena,
             index_ledgers,
             keys_disabled: false,
             unique_override: None,
@@ -165,15 +188,14 @@ impl Table {
     /// Adds row `pos` (`row`) to key `k`.
     fn add_key(&mut self, k: usize, img: &Image, row: &[u8], pos: Pos) -> Result<()> {
         let def = &self.def.keys[k];
-        let hash = match def.algorithm {
-            Algorithm::Hash => def.heap_hash(row)?,
-            Algorithm::Btree => {
-                let packed = def.heap_packed_len(row)?;
-                self.index_ledgers[k].add_node(packed);
-                0
-            }
+        let (hash, packed) = match def.algorithm {
+            Algorithm::Hash => (def.heap_hash(row)?, None),
+            Algorithm::Btree => (0, Some(def.heap_packed_len(row)?)),
         };
-        self.indexes[k].insert(&img.bytes, hash, pos);
+        self.indexes[k].insert(&img.bytes, hash, pos)?;
+        if let Some(packed) = packed {
+            self.index_ledgers[k].add_node(packed);
+        }
         Ok(())
     }
 
@@ -308,8 +330,14 @@ impl Table {
         self.file_version += 1;
     }
 
+    /// Empties every index. They start over in a new arena: the old one's blocks go back to
+    /// the cache as soon as its indexes are gone.
     fn clear_indexes(&mut self) {
-        self.indexes.iter_mut().for_each(Index::clear);
+        self.indexes.clear();
+        self.arena = new_arena(&self.def, self.max_records);
+        let arena = &self.arena;
+        self.indexes
+            .extend(self.def.keys.iter().map(|k| Index::new(k, arena)));
         self.index_ledgers.iter_mut().for_each(IndexLedger::clear);
     }
 
@@ -391,12 +419,12 @@ impl Table {
         })
     }
 
-    /// The bytes the table accounts for to the server: what HEAP would hold for its rows and
-    /// indexes (DATA_LENGTH + INDEX_LENGTH).
+    /// The bytes of the blocks holding the table's rows and indexes.
     pub fn memory_bytes(&self) -> u64 {
-        self.ledger.bytes() + self.index_length()
+        (self.store.bytes() + self.arena.bytes()) as u64
     }
 
+    /// What HEAP would hold for the indexes.
     fn index_length(&self) -> u64 {
         self.index_ledgers.iter().map(IndexLedger::bytes).sum()
     }
@@ -406,8 +434,16 @@ impl Table {
         Stats {
             records: self.store.records(),
             deleted: self.store.deleted(),
-            data_length: self.ledger.bytes(),
-            index_length: self.index_length(),
+            data_length: if self.def.heap_lengths {
+                self.ledger.bytes()
+            } else {
+                self.store.bytes() as u64
+            },
+            index_length: if self.def.heap_lengths {
+                self.index_length()
+            } else {
+                self.arena.bytes() as u64
+            },
             max_data_length: self.max_records.saturating_mul(rec_len),
             delete_length: self.store.deleted() * rec_len,
             rec_len,
@@ -418,6 +454,7 @@ impl Table {
 
     pub fn debug_check_consistency(&self) {
         self.store.debug_check_consistency();
+        self.arena.debug_check_consistency();
         let g = self.ledger.geometry();
         let blocks = self.store.slots().div_ceil(g.records_in_block);
         assert!(
@@ -464,6 +501,7 @@ mod tests {
             keys: Vec::new(),
             auto_key: None,
             tmp_table: false,
+            heap_lengths: true,
         }
     }
 
@@ -557,6 +595,7 @@ mod tests {
                 ],
                 auto_key: None,
                 tmp_table: false,
+                heap_lengths: true,
             };
             Table::new(def, 0)
         }
@@ -668,11 +707,11 @@ mod tests {
                             let (_, Index::Btree(bt)) = t.index(1).unwrap() else { unreachable!() };
                             // Walk from the first row with b >= lo while b <= hi.
                             let mut got = Vec::new();
-                            let mut e = bt.find(&[lo], Find::KeyOrNext).cloned();
+                            let mut e = bt.find(&[lo], Find::KeyOrNext);
                             while let Some(cur) = e {
                                 if cur.0[0] > hi { break; }
                                 got.push(cur.1);
-                                e = bt.next(&cur).cloned();
+                                e = bt.next(cur);
                             }
                             let mut want: Vec<(u8, Option<i8>, Pos)> = m.rows.iter()
                                 .filter(|r| (lo..=hi).contains(&r.1 .1))

@@ -24,10 +24,12 @@
 #include "rheap_shim.h"
 
 /** The engine's counters (engine/src/status.rs), in the order of the status variables below. */
-extern "C" unsigned long long rheap_status[4];
+extern "C" unsigned long long rheap_status[10];
 
 /** rheap_takeover: which MEMORY tables rheap serves (OFF, INTERNAL, ALL). */
 static ulong takeover_mode;
+/** rheap_block_cache_size. */
+static ulonglong block_cache_size;
 static const char *takeover_names[]= { "OFF", "INTERNAL", "ALL", NullS };
 static TYPELIB takeover_typelib= { array_elements(takeover_names) - 1, "", takeover_names, NULL };
 
@@ -418,6 +420,21 @@ extern "C" void rheap_account_memory(int64_t delta, uint8_t thread_specific)
     update_malloc_size((long long) delta, thread_specific);
 }
 
+/** performance_schema's key for rheap's blocks: memory/rheap/block. */
+static PSI_memory_key rheap_key_memory_block;
+#ifdef HAVE_PSI_INTERFACE
+static PSI_memory_info rheap_memory_keys[]= {
+  { &rheap_key_memory_block, "block", PSI_FLAG_GLOBAL }
+};
+#endif
+
+extern "C" void *rheap_block_alloc(size_t size)
+{
+  return my_malloc(rheap_key_memory_block, size, MYF(0));
+}
+
+extern "C" void rheap_block_free(void *block) { my_free(block); }
+
 extern "C" void rheap_log(int level, const char *msg)
 {
   if (level == 0)
@@ -509,8 +526,12 @@ static int rheap_init_func(void *p)
   Dl_info self;
   if (dladdr((void *) &rheap_init_func, &self) && self.dli_fname)
     dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+#ifdef HAVE_PSI_INTERFACE
+  mysql_memory_register("rheap", rheap_memory_keys, array_elements(rheap_memory_keys));
+#endif
   if (int err= rheap_plugin_init())
     return err;
+  rheap_set_block_cache_size(block_cache_size);
   heap_create= heap_hton->create;
   heap_drop= heap_hton->drop_table;
   heap_hton->create= rheap_heap_create;
@@ -546,13 +567,32 @@ static MYSQL_SYSVAR_ENUM(takeover, takeover_mode, PLUGIN_VAR_RQCMDARG,
   "tables), ALL (also ENGINE=MEMORY tables). Applies to tables created afterwards.",
   NULL, NULL, 1, &takeover_typelib);
 
-static struct st_mysql_sys_var *rheap_system_variables[]= { MYSQL_SYSVAR(takeover), NULL };
+static void update_block_cache_size(THD *, struct st_mysql_sys_var *, void *var, const void *save)
+{
+  block_cache_size= *static_cast<const ulonglong *>(save);
+  rheap_set_block_cache_size(block_cache_size);
+}
+
+static MYSQL_SYSVAR_ULONGLONG(block_cache_size, block_cache_size, PLUGIN_VAR_RQCMDARG,
+  "Bytes of freed table blocks RHEAP keeps for the next tables, server-wide; blocks beyond it "
+  "go back to the system at once. 0 keeps none.",
+  NULL, update_block_cache_size, 16ULL << 20, 0, ULONGLONG_MAX, 1024);
+
+static struct st_mysql_sys_var *rheap_system_variables[]= {
+  MYSQL_SYSVAR(takeover), MYSQL_SYSVAR(block_cache_size), NULL
+};
 
 static struct st_mysql_show_var rheap_status_variables[]= {
   { "Rheap_tmp_tables_created", (char *) &rheap_status[0], SHOW_LONGLONG },
   { "Rheap_tmp_tables_converted", (char *) &rheap_status[1], SHOW_LONGLONG },
   { "Rheap_tables_live", (char *) &rheap_status[2], SHOW_LONGLONG },
   { "Rheap_rows_written", (char *) &rheap_status[3], SHOW_LONGLONG },
+  { "Rheap_memory_used", (char *) &rheap_status[4], SHOW_LONGLONG },
+  { "Rheap_memory_used_peak", (char *) &rheap_status[5], SHOW_LONGLONG },
+  { "Rheap_blocks_allocated", (char *) &rheap_status[6], SHOW_LONGLONG },
+  { "Rheap_block_cache_hits", (char *) &rheap_status[7], SHOW_LONGLONG },
+  { "Rheap_block_cache_misses", (char *) &rheap_status[8], SHOW_LONGLONG },
+  { "Rheap_block_cache_bytes", (char *) &rheap_status[9], SHOW_LONGLONG },
   { NullS, NullS, SHOW_LONG }
 };
 

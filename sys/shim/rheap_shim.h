@@ -195,6 +195,8 @@ uint8_t rheap_serves(uint32_t mode, uint8_t internal, const char *name);
 uint8_t rheap_has_table(const char *name);
 /** How many ENGINE=MEMORY tables rheap holds (while any, the plugin keeps itself loaded). */
 uint64_t rheap_memory_tables(void);
+/** rheap_block_cache_size changed (and at init): bytes the block cache may keep. */
+void rheap_set_block_cache_size(uint64_t bytes);
 
 /* ---- Implemented in the C++ shim, called from Rust ----------------------------------------- */
 
@@ -207,6 +209,12 @@ void rheap_thr_lock_free(void *lock);
 void rheap_account_memory(int64_t delta, uint8_t thread_specific);
 /** Writes a line to the server's error log (level: 0 error, 1 warning, 2 note). */
 void rheap_log(int level, const char *msg);
+/** `size` bytes from the server's allocator (my_malloc) under rheap's performance_schema
+    memory key `memory/rheap/block`, counted in the server's Memory_used; NULL when out of
+    memory (aligned to 8 bytes). */
+void *rheap_block_alloc(size_t size);
+/** Frees a block from rheap_block_alloc (my_free). */
+void rheap_block_free(void *block);
 
 /* The collation functions of a CHARSET_INFO (m_ctype.h), for key segments' `charset`. */
 /** Bytes of the first `chars` characters of `s` (cset->charpos; may exceed `len`). */

@@ -129,5 +129,6 @@ pub unsafe fn table_def(def: &rheap_table_def) -> Result<TableDef> {
         keys,
         auto_key,
         tmp_table: def.tmp_table != 0,
+        heap_lengths: def.for_memory != 0,
     })
 }

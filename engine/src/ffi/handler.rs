@@ -7,7 +7,7 @@
 use super::share::{Share, TABLES};
 use super::{guard, guard_value, table_name};
 use crate::error::{Error, Result};
-use crate::index::btree::Entry;
+use crate::index::Entry;
 use crate::records::Pos;
 use crate::status::{self, Counter};
 use crate::table::Table;

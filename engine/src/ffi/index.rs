@@ -9,7 +9,7 @@
 use super::handler::{row, row_mut, state, Cursor, Handler};
 use super::{guard, guard_value};
 use crate::error::{Error, Result};
-use crate::index::{Find, Index, RangeEnd};
+use crate::index::{Entry, EntryRef, Find, Index, RangeEnd};
 use crate::records::Pos;
 use crate::table::Table;
 use rheap_sys::ha_rkey_function as F;
@@ -85,13 +85,24 @@ unsafe fn read_map(
         }
         Index::Btree(tree) => {
             let how = find_of(find_flag).ok_or(Error::KeyNotFound)?;
-            let entry = tree.find(&image, how).ok_or(Error::KeyNotFound)?.clone();
-            let pos = entry.1;
-            h.cursor = Cursor::Btree { entry };
-            pos
+            let found = tree.find(&image, how).ok_or(Error::KeyNotFound)?;
+            move_btree_cursor(&mut h.cursor, found);
+            found.1
         }
     };
     land(h, &table, out, pos)
+}
+
+/// Puts the cursor on `e`, reusing its image buffer when it already is on a BTREE entry.
+fn move_btree_cursor(cursor: &mut Cursor, e: EntryRef<'_>) {
+    match cursor {
+        Cursor::Btree { entry } => entry.set(e),
+        _ => {
+            *cursor = Cursor::Btree {
+                entry: Entry::new(e),
+            }
+        }
+    }
 }
 
 /// `handler::index_read_map` (and `index_read_idx_map`, which names its key).
@@ -155,15 +166,14 @@ unsafe fn step(h: *mut rheap_handler, buf: *mut u8, forward: bool) -> Result<()>
         }
         (Cursor::Btree { entry }, Index::Btree(tree)) => {
             let e = if forward {
-                tree.next(entry)
+                tree.next(entry.as_ref())
             } else {
-                tree.prev(entry)
+                tree.prev(entry.as_ref())
             };
-            match e.cloned() {
+            match e {
                 Some(e) => {
-                    let p = e.1;
-                    *entry = e;
-                    Some(p)
+                    entry.set(e);
+                    Some(e.1)
                 }
                 None => {
                     replace = Some(Cursor::BtreeEdge { after: forward });
@@ -173,10 +183,11 @@ unsafe fn step(h: *mut rheap_handler, buf: *mut u8, forward: bool) -> Result<()>
         }
         (Cursor::BtreeEdge { after }, Index::Btree(tree)) if *after != forward => {
             let e = if forward { tree.first() } else { tree.last() };
-            e.cloned().map(|e| {
-                let p = e.1;
-                replace = Some(Cursor::Btree { entry: e });
-                p
+            e.map(|e| {
+                replace = Some(Cursor::Btree {
+                    entry: Entry::new(e),
+                });
+                e.1
             })
         }
         _ => None,
@@ -227,13 +238,12 @@ unsafe fn edge(h: *mut rheap_handler, buf: *mut u8, index: u32, first: bool) -> 
     h.cursor_key = k;
     h.seen_key_version = table.key_version();
     let e = if first { tree.first() } else { tree.last() };
-    let Some(e) = e.cloned() else {
+    let Some(e) = e else {
         h.cursor = Cursor::BtreeEdge { after: first };
         return Err(Error::EndOfFile);
     };
-    let pos = e.1;
-    h.cursor = Cursor::Btree { entry: e };
-    land(h, &table, out, pos)
+    move_btree_cursor(&mut h.cursor, e);
+    land(h, &table, out, e.1)
 }
 
 /// `handler::index_first`.

@@ -2,13 +2,29 @@
 
 use super::share::TABLES;
 use super::{guard, guard_value, table_name, INTERNAL_ERROR};
+use crate::alloc::{cache, system};
 use crate::error::Error;
 use std::ffi::{c_char, c_int};
 
-/// Plugin init (`st_maria_plugin::init`).
+/// Plugin init (`st_maria_plugin::init`): blocks come from the server's allocator from now on.
 #[no_mangle]
 pub extern "C" fn rheap_plugin_init() -> c_int {
-    guard("rheap_plugin_init", || Ok(()))
+    guard("rheap_plugin_init", || {
+        system::set_source(system::Source {
+            alloc: rheap_sys::shim::rheap_block_alloc,
+            free: rheap_sys::shim::rheap_block_free,
+        });
+        Ok(())
+    })
+}
+
+/// `rheap_block_cache_size` was set (and at init).
+#[no_mangle]
+pub extern "C" fn rheap_set_block_cache_size(bytes: u64) {
+    guard_value("rheap_set_block_cache_size", (), || {
+        cache::CACHE.set_limit(bytes);
+        Ok(())
+    })
 }
 
 /// Plugin deinit: the server unloads the plugin only when no handler of ours is left, so
@@ -17,6 +33,7 @@ pub extern "C" fn rheap_plugin_init() -> c_int {
 pub extern "C" fn rheap_plugin_deinit() -> c_int {
     guard("rheap_plugin_deinit", || {
         TABLES.clear();
+        cache::CACHE.release_all();
         Ok(())
     })
 }

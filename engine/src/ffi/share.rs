@@ -53,9 +53,8 @@ pub struct Share {
     pub thr_lock: Option<ThrLock>,
     /// An ENGINE=MEMORY table served by rheap (`rheap_takeover=ALL`).
     pub for_memory: bool,
-    /// The bytes last added to the server's memory accounting for this table: the running
-    /// thread's for internal temporary tables (as HEAP's thread-specific allocations), the
-    /// server's for shared ones.
+    /// For internal temporary tables, the bytes of their blocks last moved to the running
+    /// thread's memory accounting.
     accounted: AtomicU64,
 }
 
@@ -87,25 +86,36 @@ fn poisoned() -> Error {
 
 impl Share {
     /// Brings the server's memory accounting up to date with `table`, after a change.
+    ///
+    /// Blocks come from `my_malloc`, which counts them in the server's (global) Memory_used
+    /// when they are first allocated. An internal temporary table's blocks are moreover the
+    /// running thread's, as HEAP's thread-specific allocations are: the bytes move from the
+    /// global count to the thread's (its Memory_used, PROCESSLIST's MEMORY_USED,
+    /// max_session_mem_used), and back when the table shrinks or goes.
     pub fn account(&self, table: &Table) {
-        let now = table.memory_bytes();
-        let before = self.accounted.swap(now, Ordering::Relaxed);
-        report_memory(now as i64 - before as i64, self.thr_lock.is_none());
+        if self.thr_lock.is_none() {
+            let now = table.memory_bytes();
+            let before = self.accounted.swap(now, Ordering::Relaxed);
+            move_to_thread(now as i64 - before as i64);
+        }
     }
 }
 
-/// Tells the server about `delta` bytes, for the running thread when `thread_specific`.
-fn report_memory(delta: i64, thread_specific: bool) {
+/// Moves `delta` bytes of the server's memory accounting from the global count to the running
+/// thread's (back when negative).
+fn move_to_thread(delta: i64) {
     if delta != 0 {
         // SAFETY: no preconditions; the shim forwards to the server's accounting callback.
-        unsafe { rheap_sys::shim::rheap_account_memory(delta, u8::from(thread_specific)) }
+        unsafe {
+            rheap_sys::shim::rheap_account_memory(delta, 1);
+            rheap_sys::shim::rheap_account_memory(-delta, 0);
+        }
     }
 }
 
 impl Drop for Share {
     fn drop(&mut self) {
         status::sub(Counter::TablesLive, 1);
-        let accounted = *self.accounted.get_mut();
-        report_memory(-(accounted as i64), self.thr_lock.is_none());
+        move_to_thread(-(*self.accounted.get_mut() as i64));
     }
 }

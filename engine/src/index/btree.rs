@@ -6,15 +6,59 @@
 //! result can rely on).
 
 use super::rbtree::RbTree;
+use crate::alloc::Arena;
+use crate::error::Result;
 use crate::records::Pos;
+use allocator_api2::vec::Vec as AVec;
 use std::cmp::Ordering;
 
-/// An entry: the key image and the row.
-pub type Entry = (Box<[u8]>, Pos);
+/// An entry as the index hands it out: the key image and the row.
+pub type EntryRef<'a> = (&'a [u8], Pos);
+
+/// An entry kept outside the index: where a scan stands.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Entry {
+    pub image: Vec<u8>,
+    pub pos: Pos,
+}
+
+impl Entry {
+    pub fn new(e: EntryRef<'_>) -> Entry {
+        Entry {
+            image: e.0.to_vec(),
+            pos: e.1,
+        }
+    }
+
+    /// Moves to `e`, reusing the image's buffer.
+    pub fn set(&mut self, e: EntryRef<'_>) {
+        self.image.clear();
+        self.image.extend_from_slice(e.0);
+        self.pos = e.1;
+    }
+
+    pub fn as_ref(&self) -> EntryRef<'_> {
+        (&self.image, self.pos)
+    }
+}
+
+/// An entry in the tree, in the table's arena.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Stored {
+    image: AVec<u8, Arena>,
+    pos: Pos,
+}
+
+impl Stored {
+    fn as_ref(&self) -> EntryRef<'_> {
+        (&self.image, self.pos)
+    }
+}
 
 #[derive(Debug)]
 pub struct BtreeIndex {
-    tree: RbTree<Entry>,
+    arena: Arena,
+    tree: RbTree<Stored, Arena>,
     image_len: usize,
 }
 
@@ -47,14 +91,15 @@ pub enum RangeEnd<'a> {
 }
 
 /// How an entry's key compares with a key prefix (only the prefix's bytes count).
-fn cmp_prefix(e: &Entry, prefix: &[u8]) -> Ordering {
-    e.0[..prefix.len().min(e.0.len())].cmp(prefix)
+fn cmp_prefix(e: &Stored, prefix: &[u8]) -> Ordering {
+    e.image[..prefix.len().min(e.image.len())].cmp(prefix)
 }
 
 impl BtreeIndex {
-    pub fn new(image_len: usize) -> BtreeIndex {
+    pub fn new(image_len: usize, arena: &Arena) -> BtreeIndex {
         BtreeIndex {
-            tree: RbTree::new(),
+            arena: arena.clone(),
+            tree: RbTree::new_in(arena.clone()),
             image_len,
         }
     }
@@ -66,37 +111,45 @@ impl BtreeIndex {
 
     /// Whether row `pos` is in the index under `image`.
     pub fn contains_entry(&self, image: &[u8], pos: Pos) -> bool {
-        self.tree.contains(&(image.into(), pos))
+        self.tree.contains_by(|s| s.as_ref().cmp(&(image, pos)))
     }
 
-    pub fn insert(&mut self, image: &[u8], pos: Pos) {
+    pub fn insert(&mut self, image: &[u8], pos: Pos) -> Result<()> {
         debug_assert_eq!(image.len(), self.image_len);
-        self.tree.insert((image.into(), pos));
+        let mut stored = AVec::new_in(self.arena.clone());
+        stored.try_reserve_exact(image.len())?;
+        stored.extend_from_slice(image);
+        self.tree.try_insert(Stored { image: stored, pos })?;
+        Ok(())
     }
 
     pub fn remove(&mut self, image: &[u8], pos: Pos) -> bool {
-        self.tree.remove(&(image.into(), pos))
+        self.tree.remove_by(|s| s.as_ref().cmp(&(image, pos)))
     }
 
     /// The first entry whose key is at or after (`or_equal`) / after `prefix`.
-    fn first_from(&self, prefix: &[u8], or_equal: bool) -> Option<&Entry> {
-        self.tree.first_where(|e| match cmp_prefix(e, prefix) {
-            Ordering::Equal => or_equal,
-            o => o == Ordering::Greater,
-        })
+    fn first_from(&self, prefix: &[u8], or_equal: bool) -> Option<EntryRef<'_>> {
+        self.tree
+            .first_where(|e| match cmp_prefix(e, prefix) {
+                Ordering::Equal => or_equal,
+                o => o == Ordering::Greater,
+            })
+            .map(Stored::as_ref)
     }
 
     /// The last entry whose key is at or before (`or_equal`) / before `prefix`.
-    fn last_to(&self, prefix: &[u8], or_equal: bool) -> Option<&Entry> {
-        self.tree.last_where(|e| match cmp_prefix(e, prefix) {
-            Ordering::Equal => or_equal,
-            o => o == Ordering::Less,
-        })
+    fn last_to(&self, prefix: &[u8], or_equal: bool) -> Option<EntryRef<'_>> {
+        self.tree
+            .last_where(|e| match cmp_prefix(e, prefix) {
+                Ordering::Equal => or_equal,
+                o => o == Ordering::Less,
+            })
+            .map(Stored::as_ref)
     }
 
     /// The row a search for `prefix` lands on.
-    pub fn find(&self, prefix: &[u8], how: Find) -> Option<&Entry> {
-        let starts = |e: &&Entry| cmp_prefix(e, prefix) == Ordering::Equal;
+    pub fn find(&self, prefix: &[u8], how: Find) -> Option<EntryRef<'_>> {
+        let starts = |e: &EntryRef<'_>| e.0.starts_with(prefix);
         match how {
             Find::Exact => self.first_from(prefix, true).filter(starts),
             Find::KeyOrNext => self.first_from(prefix, true),
@@ -107,22 +160,24 @@ impl BtreeIndex {
         }
     }
 
-    pub fn first(&self) -> Option<&Entry> {
-        self.tree.first_where(|_| true)
+    pub fn first(&self) -> Option<EntryRef<'_>> {
+        self.tree.first_where(|_| true).map(Stored::as_ref)
     }
 
-    pub fn last(&self) -> Option<&Entry> {
-        self.tree.last_where(|_| true)
+    pub fn last(&self) -> Option<EntryRef<'_>> {
+        self.tree.last_where(|_| true).map(Stored::as_ref)
     }
 
     /// The entry after `e` (which may have been removed since).
-    pub fn next(&self, e: &Entry) -> Option<&Entry> {
-        self.tree.first_where(|x| x > e)
+    pub fn next(&self, e: EntryRef<'_>) -> Option<EntryRef<'_>> {
+        self.tree
+            .first_where(|x| x.as_ref() > e)
+            .map(Stored::as_ref)
     }
 
     /// The entry before `e` (which may have been removed since).
-    pub fn prev(&self, e: &Entry) -> Option<&Entry> {
-        self.tree.last_where(|x| x < e)
+    pub fn prev(&self, e: EntryRef<'_>) -> Option<EntryRef<'_>> {
+        self.tree.last_where(|x| x.as_ref() < e).map(Stored::as_ref)
     }
 
     /// MEMORY's estimate of the rows between two ends (None: from the start / to the end),
@@ -157,7 +212,7 @@ impl BtreeIndex {
     pub fn debug_check_consistency(&self) {
         self.tree.debug_check_consistency();
         let mut seen = std::collections::HashSet::new();
-        for (img, pos) in self.tree.iter() {
+        for Stored { image: img, pos } in self.tree.iter() {
             assert_eq!(
                 img.len(),
                 self.image_len,
@@ -173,9 +228,9 @@ mod tests {
     use super::*;
 
     fn index(keys: &[(&[u8; 2], Pos)]) -> BtreeIndex {
-        let mut t = BtreeIndex::new(2);
+        let mut t = BtreeIndex::new(2, &Arena::new(16, 0, u64::MAX));
         for (k, p) in keys {
-            t.insert(&k[..], *p);
+            t.insert(&k[..], *p).unwrap();
         }
         t
     }
@@ -197,9 +252,9 @@ mod tests {
         assert_eq!(t.records_in_range(None, None), 6);
         assert!(t.records_in_range(Some(Including(b"c")), Some(Excluding(b"a"))) <= 1);
         assert!(t.records_in_range(Some(Including(b"z")), None) >= 1);
-        let e = t.find(b"b1", Find::Exact).unwrap().clone();
-        assert_eq!(t.next(&e).map(|e| e.1), Some(3));
-        assert_eq!(t.prev(&e).map(|e| e.1), Some(1));
+        let e = t.find(b"b1", Find::Exact).unwrap();
+        assert_eq!(t.next(e).map(|e| e.1), Some(3));
+        assert_eq!(t.prev(e).map(|e| e.1), Some(1));
         t.debug_check_consistency();
     }
 }

@@ -6,64 +6,108 @@
 //! rheap keeps per key. Each group also remembers HEAP's hash value of its key, so the
 //! statistics HEAP derives from its chain count (`hash_buckets`) come out the same.
 
+use crate::alloc::Arena;
+use crate::error::Result;
 use crate::key::{hp_blength, hp_mask};
 use crate::records::Pos;
-use std::collections::{HashMap, HashSet};
+use allocator_api2::vec::Vec as AVec;
+use hashbrown::HashTable;
+use std::collections::HashSet;
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Group {
+    /// The key image.
+    key: AVec<u8, Arena>,
     /// HEAP's hash of the key (equal keys hash equally).
     hash: u64,
     /// Rows with this key, oldest first.
-    rows: Vec<Pos>,
+    rows: AVec<Pos, Arena>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct HashIndex {
-    groups: HashMap<Box<[u8]>, Group>,
+    arena: Arena,
+    groups: HashTable<Group, Arena>,
     entries: u64,
 }
 
+/// The table's own hash of a key image (FxHash's mix, a word at a time): HEAP's hash is only
+/// kept for statistics, and spreads some keys poorly.
+fn hash_image(image: &[u8]) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut h = image.len() as u64;
+    let mut words = image.chunks_exact(8);
+    for w in &mut words {
+        let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        h = (h.rotate_left(5) ^ w).wrapping_mul(K);
+    }
+    let mut tail = [0u8; 8];
+    tail[..words.remainder().len()].copy_from_slice(words.remainder());
+    h = (h.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+    h ^ (h >> 29)
+}
+
+fn rehash(g: &Group) -> u64 {
+    hash_image(&g.key)
+}
+
 impl HashIndex {
-    pub fn new() -> HashIndex {
-        HashIndex::default()
+    pub fn new(arena: &Arena) -> HashIndex {
+        HashIndex {
+            arena: arena.clone(),
+            groups: HashTable::new_in(arena.clone()),
+            entries: 0,
+        }
+    }
+
+    fn group(&self, image: &[u8]) -> Option<&Group> {
+        self.groups
+            .find(hash_image(image), |g| g.key.as_slice() == image)
     }
 
     /// Whether some row has this key.
     pub fn contains(&self, image: &[u8]) -> bool {
-        self.groups.contains_key(image)
+        self.group(image).is_some()
     }
 
     /// Adds `pos` under `image` as the newest row of its key.
-    pub fn insert(&mut self, image: &[u8], hash: u64, pos: Pos) {
+    pub fn insert(&mut self, image: &[u8], hash: u64, pos: Pos) -> Result<()> {
+        let h = hash_image(image);
         // The key is copied only for a new group: rows with a key already there add no
         // allocation beyond their own entry.
-        match self.groups.get_mut(image) {
-            Some(g) => g.rows.push(pos),
-            None => {
-                self.groups.insert(
-                    image.into(),
-                    Group {
-                        hash,
-                        rows: vec![pos],
-                    },
-                );
-            }
+        if let Some(g) = self.groups.find_mut(h, |g| g.key.as_slice() == image) {
+            g.rows.try_reserve(1)?;
+            g.rows.push(pos);
+        } else {
+            self.groups.try_reserve(1, rehash)?;
+            let mut key = AVec::new_in(self.arena.clone());
+            key.try_reserve_exact(image.len())?;
+            key.extend_from_slice(image);
+            let mut rows = AVec::new_in(self.arena.clone());
+            rows.try_reserve_exact(1)?;
+            rows.push(pos);
+            self.groups
+                .insert_unique(h, Group { key, hash, rows }, rehash);
         }
         self.entries += 1;
+        Ok(())
     }
 
     /// Removes `pos` from under `image`; false if it was not there.
     pub fn remove(&mut self, image: &[u8], pos: Pos) -> bool {
-        let Some(g) = self.groups.get_mut(image) else {
+        let Ok(mut entry) = self
+            .groups
+            .find_entry(hash_image(image), |g| g.key.as_slice() == image)
+        else {
             return false;
         };
+        let g = entry.get_mut();
         let Some(i) = g.rows.iter().rposition(|&p| p == pos) else {
             return false;
         };
         g.rows.remove(i);
         if g.rows.is_empty() {
-            self.groups.remove(image);
+            entry.remove();
         }
         self.entries -= 1;
         true
@@ -71,8 +115,7 @@ impl HashIndex {
 
     /// The rows with key `image`, newest first.
     pub fn lookup(&self, image: &[u8]) -> impl Iterator<Item = Pos> + '_ {
-        self.groups
-            .get(image)
+        self.group(image)
             .into_iter()
             .flat_map(|g| g.rows.iter().rev().copied())
     }
@@ -81,7 +124,7 @@ impl HashIndex {
     /// longer there (deleted mid-scan), `at` — how many rows came before it — says where to
     /// resume.
     pub fn next_after(&self, image: &[u8], pos: Pos, at: usize) -> Option<(Pos, usize)> {
-        let g = self.groups.get(image)?;
+        let g = self.group(image)?;
         let newest_first = |i: usize| g.rows.len().checked_sub(i + 1).map(|j| g.rows[j]);
         let i = match (0..g.rows.len()).find(|&i| newest_first(i) == Some(pos)) {
             Some(i) => i + 1,
@@ -91,7 +134,7 @@ impl HashIndex {
     }
 
     pub fn clear(&mut self) {
-        self.groups = HashMap::new();
+        self.groups = HashTable::new_in(self.arena.clone());
         self.entries = 0;
     }
 
@@ -106,7 +149,7 @@ impl HashIndex {
         let blength = hp_blength(records);
         let chains: HashSet<u64> = self
             .groups
-            .values()
+            .iter()
             .map(|g| hp_mask(g.hash, blength, records))
             .collect();
         chains.len() as u64
@@ -116,7 +159,12 @@ impl HashIndex {
     pub fn debug_check_consistency(&self) {
         let mut seen = HashSet::new();
         let mut n = 0u64;
-        for g in self.groups.values() {
+        for g in self.groups.iter() {
+            assert_eq!(
+                self.group(&g.key).map(|f| f as *const Group),
+                Some(g as *const Group),
+                "every group is found by its key"
+            );
             assert!(!g.rows.is_empty(), "no empty group");
             for &p in &g.rows {
                 assert!(seen.insert(p), "row {p} is in the index once");
@@ -133,11 +181,11 @@ mod tests {
 
     #[test]
     fn equal_keys_come_newest_first_and_keep_order_after_deletes() {
-        let mut h = HashIndex::new();
+        let mut h = HashIndex::new(&Arena::new(16, 0, u64::MAX));
         for p in 0..4 {
-            h.insert(b"k", 7, p);
+            h.insert(b"k", 7, p).unwrap();
         }
-        h.insert(b"j", 8, 9);
+        h.insert(b"j", 8, 9).unwrap();
         assert_eq!(h.lookup(b"k").collect::<Vec<_>>(), [3, 2, 1, 0]);
         assert!(h.remove(b"k", 2));
         assert!(!h.remove(b"k", 2));
@@ -152,12 +200,12 @@ mod tests {
 
     #[test]
     fn buckets_count_distinct_chain_positions() {
-        let mut h = HashIndex::new();
+        let mut h = HashIndex::new(&Arena::new(16, 0, u64::MAX));
         // Hashes 1 and 5 share position 1 of a 4-row table (blength 8, 5 & 7 = 5 >= 4 -> 1).
-        h.insert(b"a", 1, 0);
-        h.insert(b"b", 5, 1);
-        h.insert(b"c", 2, 2);
-        h.insert(b"c", 2, 3);
+        h.insert(b"a", 1, 0).unwrap();
+        h.insert(b"b", 5, 1).unwrap();
+        h.insert(b"c", 2, 2).unwrap();
+        h.insert(b"c", 2, 3).unwrap();
         assert_eq!(h.hash_buckets(4), 2);
         h.clear();
         assert_eq!(h.hash_buckets(0), 0);

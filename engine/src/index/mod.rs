@@ -5,9 +5,11 @@ pub mod btree;
 pub mod hash;
 pub mod rbtree;
 
+use crate::alloc::Arena;
+use crate::error::Result;
 use crate::key::{Algorithm, KeyDef};
 use crate::records::Pos;
-pub use btree::{BtreeIndex, Find, RangeEnd};
+pub use btree::{BtreeIndex, Entry, EntryRef, Find, RangeEnd};
 pub use hash::HashIndex;
 
 #[derive(Debug)]
@@ -17,10 +19,11 @@ pub enum Index {
 }
 
 impl Index {
-    pub fn new(def: &KeyDef) -> Index {
+    /// An empty index for key `def`, its memory in `arena`.
+    pub fn new(def: &KeyDef, arena: &Arena) -> Index {
         match def.algorithm {
-            Algorithm::Hash => Index::Hash(HashIndex::new()),
-            Algorithm::Btree => Index::Btree(BtreeIndex::new(def.image_len())),
+            Algorithm::Hash => Index::Hash(HashIndex::new(arena)),
+            Algorithm::Btree => Index::Btree(BtreeIndex::new(def.image_len(), arena)),
         }
     }
 
@@ -31,7 +34,7 @@ impl Index {
         }
     }
 
-    pub fn insert(&mut self, image: &[u8], hash: u64, pos: Pos) {
+    pub fn insert(&mut self, image: &[u8], hash: u64, pos: Pos) -> Result<()> {
         match self {
             Index::Hash(h) => h.insert(image, hash, pos),
             Index::Btree(b) => b.insert(image, pos),

@@ -11,6 +11,9 @@
 //! right child slot of a node), as mysys records pointers to them, so rotations can rewrite the
 //! link that points at a node.
 
+use crate::error::Result;
+use allocator_api2::alloc::{Allocator, Global};
+use allocator_api2::vec::Vec as AVec;
 use std::cmp::Ordering;
 
 const NIL: u32 = u32::MAX;
@@ -55,28 +58,36 @@ impl Side {
     }
 }
 
-#[derive(Debug, Clone)]
-pub struct RbTree<K> {
-    nodes: Vec<Option<Node<K>>>,
-    free: Vec<u32>,
+/// The tree; its nodes and free list live in `A` (a table's arena).
+#[derive(Debug)]
+pub struct RbTree<K, A: Allocator + Clone = Global> {
+    nodes: AVec<Option<Node<K>>, A>,
+    /// Freed node slots; its capacity always covers every node, so a removal never allocates.
+    free: AVec<u32, A>,
     root: u32,
     len: usize,
 }
 
 impl<K: Ord> Default for RbTree<K> {
     fn default() -> Self {
-        RbTree {
-            nodes: Vec::new(),
-            free: Vec::new(),
-            root: NIL,
-            len: 0,
-        }
+        RbTree::new_in(Global)
     }
 }
 
 impl<K: Ord> RbTree<K> {
     pub fn new() -> Self {
         Self::default()
+    }
+}
+
+impl<K: Ord, A: Allocator + Clone> RbTree<K, A> {
+    pub fn new_in(alloc: A) -> Self {
+        RbTree {
+            nodes: AVec::new_in(alloc.clone()),
+            free: AVec::new_in(alloc),
+            root: NIL,
+            len: 0,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -152,12 +163,13 @@ impl<K: Ord> RbTree<K> {
         self.set_child(y, side, leaf);
     }
 
-    /// Descends towards `key`: the links followed and the node found (NIL if absent).
-    fn descend(&self, key: &K) -> (Vec<Link>, u32) {
+    /// Descends towards the key `cmp` orders nodes against: the links followed and the node
+    /// found (NIL if absent).
+    fn descend(&self, cmp: impl Fn(&K) -> Ordering) -> (Vec<Link>, u32) {
         let mut path = vec![Link::Root];
         let mut el = self.root;
         while el != NIL {
-            match self.node(el).key.cmp(key) {
+            match cmp(&self.node(el).key) {
                 Ordering::Equal => break,
                 Ordering::Less => {
                     path.push(Link::Right(el));
@@ -173,10 +185,16 @@ impl<K: Ord> RbTree<K> {
     }
 
     /// Inserts `key`; false if an equal key is there already.
-    pub fn insert(&mut self, key: K) -> bool {
-        let (path, el) = self.descend(&key);
+    pub fn try_insert(&mut self, key: K) -> Result<bool> {
+        let (path, el) = self.descend(|k| k.cmp(&key));
         if el != NIL {
-            return false;
+            return Ok(false);
+        }
+        if self.free.is_empty() {
+            self.nodes.try_reserve(1)?;
+            let want = self.nodes.len() + 1;
+            self.free
+                .try_reserve(want.saturating_sub(self.free.len()))?;
         }
         let node = Node {
             left: NIL,
@@ -197,7 +215,7 @@ impl<K: Ord> RbTree<K> {
         self.set(*path.last().expect("root link"), n);
         self.len += 1;
         self.insert_fixup(&path, n);
-        true
+        Ok(true)
     }
 
     /// mysys `rb_insert`: `path[p]` is the link to `leaf`. Written once for both sides:
@@ -238,9 +256,9 @@ impl<K: Ord> RbTree<K> {
         self.paint(root, false);
     }
 
-    /// Removes `key`; false if it is not there.
-    pub fn remove(&mut self, key: &K) -> bool {
-        let (mut path, el) = self.descend(key);
+    /// Removes the key `cmp` orders nodes against; false if it is not there.
+    pub fn remove_by(&mut self, cmp: impl Fn(&K) -> Ordering) -> bool {
+        let (mut path, el) = self.descend(cmp);
         if el == NIL {
             return false;
         }
@@ -281,6 +299,7 @@ impl<K: Ord> RbTree<K> {
             self.delete_fixup(path);
         }
         self.nodes[el as usize] = None;
+        // Capacity for every node was reserved when it was inserted.
         self.free.push(el);
         self.len -= 1;
         true
@@ -337,11 +356,12 @@ impl<K: Ord> RbTree<K> {
     }
 
     pub fn clear(&mut self) {
-        *self = RbTree::default();
+        *self = RbTree::new_in(self.nodes.allocator().clone());
     }
 
-    pub fn contains(&self, key: &K) -> bool {
-        self.descend(key).1 != NIL
+    /// Whether the tree holds the key `cmp` orders nodes against.
+    pub fn contains_by(&self, cmp: impl Fn(&K) -> Ordering) -> bool {
+        self.descend(cmp).1 != NIL
     }
 
     /// The smallest key for which `after` holds, where `after` is false then true in key
@@ -415,7 +435,7 @@ impl<K: Ord> RbTree<K> {
     /// Checks the red-black and order invariants; panics on a violation.
     pub fn debug_check_consistency(&self) {
         assert!(!self.is_red(self.root), "the root is black");
-        fn black_height<K: Ord>(t: &RbTree<K>, n: u32) -> usize {
+        fn black_height<K: Ord, A: Allocator + Clone>(t: &RbTree<K, A>, n: u32) -> usize {
             if n == NIL {
                 return 1;
             }
@@ -442,6 +462,11 @@ impl<K: Ord> RbTree<K> {
             self.len,
             "live nodes"
         );
+        assert_eq!(self.len + self.free.len(), self.nodes.len(), "free slots");
+        assert!(
+            self.free.capacity() >= self.nodes.len(),
+            "a removal never allocates"
+        );
     }
 }
 
@@ -457,9 +482,9 @@ mod tests {
         // through record_pos, which only depends on it.
         let mut t = RbTree::new();
         for k in 1..=7 {
-            assert!(t.insert(k));
+            assert!(t.try_insert(k).unwrap());
         }
-        assert!(!t.insert(4));
+        assert!(!t.try_insert(4).unwrap());
         t.debug_check_consistency();
         // Root 2 (black), 1 (black), 4 (red) with 3, 6 (black), 6 with 5, 7 (red).
         assert_eq!(t.node(t.root).key, 2);
@@ -476,9 +501,9 @@ mod tests {
             let mut m = BTreeSet::new();
             for (ins, k) in ops {
                 if ins {
-                    prop_assert_eq!(t.insert(k), m.insert(k));
+                    prop_assert_eq!(t.try_insert(k).unwrap(), m.insert(k));
                 } else {
-                    prop_assert_eq!(t.remove(&k), m.remove(&k));
+                    prop_assert_eq!(t.remove_by(|x| x.cmp(&k)), m.remove(&k));
                 }
                 t.debug_check_consistency();
                 prop_assert_eq!(t.len(), m.len());

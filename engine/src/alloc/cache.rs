@@ -1,0 +1,271 @@
+//! Freed blocks kept for the next table, so that a statement that creates and drops a small
+//! temporary table takes its memory from here rather than from the system.
+//!
+//! One pool for the whole server, bounded in bytes by `rheap_block_cache_size`. It holds blocks
+//! of the power-of-two sizes [`super::policy`] hands out, one list per size; a block that does
+//! not fit under the bound goes back to the system at once. A taker and a giver meet under one
+//! short mutex hold (a pop or a push): with the server's statements each taking a handful of
+//! blocks, that lock is not where time goes (the benchmark measures it), so there is no
+//! per-thread layer in front of it.
+
+use super::policy::{MAX_BLOCK, MIN_BLOCK};
+use super::system::{self, RawBlock};
+use crate::status::{self, Counter};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// Power-of-two sizes from MIN_BLOCK to MAX_BLOCK, one list each.
+const CLASSES: usize = (MAX_BLOCK.trailing_zeros() - MIN_BLOCK.trailing_zeros() + 1) as usize;
+
+/// The default bound (`rheap_block_cache_size`).
+pub const DEFAULT_LIMIT: u64 = 16 << 20;
+
+struct Pool {
+    lists: [Vec<RawBlock>; CLASSES],
+    bytes: u64,
+}
+
+/// A pool of free blocks. The server's is [`CACHE`]; tests make their own.
+pub struct BlockCache {
+    pool: Mutex<Pool>,
+    limit: AtomicU64,
+    /// Whether this is the server's cache, whose counters are the status variables.
+    counted: bool,
+}
+
+impl std::fmt::Debug for BlockCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockCache")
+            .field("bytes", &self.cached_bytes())
+            .finish()
+    }
+}
+
+/// The server's cache.
+pub static CACHE: BlockCache = BlockCache::new(DEFAULT_LIMIT, true);
+
+/// What the server's cache and the tables hold, for `SHOW STATUS`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stats {
+    /// Bytes in blocks that tables hold.
+    pub in_use: u64,
+    /// The most `in_use` has been.
+    pub peak: u64,
+    /// Bytes in cached blocks.
+    pub cached: u64,
+    /// Blocks ever taken from the system.
+    pub system_blocks: u64,
+    /// Blocks taken from the cache, and blocks the cache could not give.
+    pub hits: u64,
+    pub misses: u64,
+}
+
+pub fn stats() -> Stats {
+    Stats {
+        in_use: status::get(Counter::MemoryUsed),
+        peak: status::get(Counter::MemoryUsedPeak),
+        cached: status::get(Counter::BlockCacheBytes),
+        system_blocks: status::get(Counter::BlocksAllocated),
+        hits: status::get(Counter::BlockCacheHits),
+        misses: status::get(Counter::BlockCacheMisses),
+    }
+}
+
+/// A block of `size` bytes for a table, from the server's cache ([`BlockCache::take`]).
+pub fn take(size: usize) -> Option<RawBlock> {
+    CACHE.take(size)
+}
+
+/// Gives a table's block back to the server's cache ([`BlockCache::give`]).
+pub fn give(block: RawBlock) {
+    CACHE.give(block)
+}
+
+fn class(size: usize) -> Option<usize> {
+    (size.is_power_of_two() && (MIN_BLOCK..=MAX_BLOCK).contains(&size))
+        .then(|| (size.trailing_zeros() - MIN_BLOCK.trailing_zeros()) as usize)
+}
+
+impl BlockCache {
+    pub const fn new(limit: u64, counted: bool) -> BlockCache {
+        BlockCache {
+            pool: Mutex::new(Pool {
+                lists: [const { Vec::new() }; CLASSES],
+                bytes: 0,
+            }),
+            limit: AtomicU64::new(limit),
+            counted,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Pool> {
+        // Nothing panics while the pool is held (pushes reserve first); a poisoned pool is
+        // still a valid one.
+        self.pool.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn count(&self, c: Counter, n: u64) {
+        if self.counted {
+            status::add(c, n);
+        }
+    }
+
+    fn uncount(&self, c: Counter, n: u64) {
+        if self.counted {
+            status::sub(c, n);
+        }
+    }
+
+    /// A block of `size` bytes for a table: from the cache if it has one, else from the
+    /// system. None when the system has no memory (or the test switch says so).
+    pub fn take(&self, size: usize) -> Option<RawBlock> {
+        if !system::may_take_block() {
+            return None;
+        }
+        let cached = class(size).and_then(|c| {
+            let mut pool = self.lock();
+            let b = pool.lists[c].pop()?;
+            pool.bytes -= size as u64;
+            Some(b)
+        });
+        let block = match cached {
+            Some(b) => {
+                self.uncount(Counter::BlockCacheBytes, size as u64);
+                self.count(Counter::BlockCacheHits, 1);
+                b
+            }
+            None => {
+                self.count(Counter::BlockCacheMisses, 1);
+                RawBlock::alloc(size)?
+            }
+        };
+        if self.counted {
+            status::add(Counter::MemoryUsed, size as u64);
+            status::max(Counter::MemoryUsedPeak, status::get(Counter::MemoryUsed));
+        }
+        Some(block)
+    }
+
+    /// Takes back a block a table no longer needs: cached while the cache stays within its
+    /// bound, else returned to the system.
+    pub fn give(&self, block: RawBlock) {
+        let size = block.size() as u64;
+        self.uncount(Counter::MemoryUsed, size);
+        let rejected = match class(block.size()) {
+            Some(c) => {
+                let mut pool = self.lock();
+                if pool.bytes + size <= self.limit() && pool.lists[c].try_reserve(1).is_ok() {
+                    pool.bytes += size;
+                    pool.lists[c].push(block);
+                    None
+                } else {
+                    Some(block)
+                }
+            }
+            None => Some(block),
+        };
+        match rejected {
+            Some(b) => b.free(),
+            None => self.count(Counter::BlockCacheBytes, size),
+        }
+    }
+
+    /// Sets the bound, and returns cached blocks above it to the system (largest first).
+    pub fn set_limit(&self, bytes: u64) {
+        self.limit.store(bytes, Ordering::Relaxed);
+        let mut freed = Vec::new();
+        {
+            let mut pool = self.lock();
+            for c in (0..CLASSES).rev() {
+                while pool.bytes > bytes {
+                    let Some(b) = pool.lists[c].pop() else { break };
+                    pool.bytes -= b.size() as u64;
+                    freed.push(b);
+                }
+            }
+        }
+        for b in freed {
+            self.uncount(Counter::BlockCacheBytes, b.size() as u64);
+            b.free();
+        }
+    }
+
+    pub fn limit(&self) -> u64 {
+        self.limit.load(Ordering::Relaxed)
+    }
+
+    /// Bytes in cached blocks.
+    pub fn cached_bytes(&self) -> u64 {
+        self.lock().bytes
+    }
+
+    /// Returns every cached block to the system, keeping the bound (the plugin is being
+    /// unloaded).
+    pub fn release_all(&self) {
+        let limit = self.limit();
+        self.set_limit(0);
+        self.limit.store(limit, Ordering::Relaxed);
+    }
+
+    /// Checks the invariants; panics on a violation.
+    pub fn debug_check_consistency(&self) {
+        let pool = self.lock();
+        let mut bytes = 0;
+        for (c, list) in pool.lists.iter().enumerate() {
+            for b in list {
+                assert_eq!(b.size(), MIN_BLOCK << c, "block in its size's list");
+                bytes += b.size() as u64;
+            }
+        }
+        assert_eq!(bytes, pool.bytes, "cached bytes add up");
+        assert!(pool.bytes <= self.limit(), "cache within its bound");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_freed_block_serves_the_next_take_of_its_size() {
+        let cache = BlockCache::new(DEFAULT_LIMIT, false);
+        let b = cache.take(8192).unwrap();
+        let p = b.ptr();
+        cache.give(b);
+        assert_eq!(cache.cached_bytes(), 8192);
+        // Another size does not take it.
+        let other = cache.take(4096).unwrap();
+        assert_ne!(other.ptr(), p);
+        let again = cache.take(8192).unwrap();
+        assert_eq!(again.ptr(), p);
+        assert_eq!(cache.cached_bytes(), 0);
+        cache.give(again);
+        cache.give(other);
+        cache.debug_check_consistency();
+        cache.release_all();
+        assert_eq!(cache.cached_bytes(), 0);
+    }
+
+    #[test]
+    fn the_bound_holds_and_lowering_it_frees() {
+        let cache = BlockCache::new(3 * 4096, false);
+        let blocks: Vec<_> = (0..5).map(|_| cache.take(4096).unwrap()).collect();
+        blocks.into_iter().for_each(|b| cache.give(b));
+        // Three fit under the bound; two went back to the system.
+        assert_eq!(cache.cached_bytes(), 3 * 4096);
+        cache.debug_check_consistency();
+        cache.set_limit(4096);
+        assert_eq!(cache.cached_bytes(), 4096);
+        cache.set_limit(0);
+        assert_eq!(cache.cached_bytes(), 0);
+        cache.debug_check_consistency();
+    }
+
+    #[test]
+    fn odd_sizes_are_never_cached() {
+        let cache = BlockCache::new(DEFAULT_LIMIT, false);
+        cache.give(cache.take(MAX_BLOCK * 2).unwrap());
+        cache.give(cache.take(3000).unwrap());
+        assert_eq!(cache.cached_bytes(), 0);
+    }
+}

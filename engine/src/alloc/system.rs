@@ -1,0 +1,127 @@
+//! Where blocks come from: the server's allocator inside the server, the Rust allocator in
+//! unit tests; and the counters of what was taken from it.
+//!
+//! Inside `mariadbd` the plugin installs [`Source`] functions that call the server's
+//! `my_malloc`/`my_free` under rheap's own performance_schema memory key, so the memory shows
+//! in `performance_schema.memory_summary_*` and in the server's `Memory_used`. Every block is
+//! aligned to [`ALIGN`] bytes whatever the source gives.
+
+use crate::status::{self, Counter};
+use std::alloc::Layout;
+use std::ffi::c_void;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+/// The alignment of every block.
+pub const ALIGN: usize = 16;
+
+/// The functions that allocate and free system memory.
+#[derive(Debug, Clone, Copy)]
+pub struct Source {
+    /// Returns `size` bytes aligned to at least 8, or NULL.
+    pub alloc: unsafe extern "C" fn(size: usize) -> *mut c_void,
+    /// Frees what `alloc` returned.
+    pub free: unsafe extern "C" fn(ptr: *mut c_void),
+}
+
+static SOURCE: OnceLock<Source> = OnceLock::new();
+
+/// Makes `source` the provider of system memory. Only the first call counts (the plugin's
+/// code stays loaded across UNINSTALL/INSTALL, and its functions with it).
+pub fn set_source(source: Source) {
+    let _ = SOURCE.set(source);
+}
+
+/// Bytes now held from the system, in blocks (cached ones included).
+static SYSTEM_BYTES: AtomicU64 = AtomicU64::new(0);
+/// Test switch: allocations left before they fail (negative: never fail).
+static FAIL_AFTER: AtomicI64 = AtomicI64::new(-1);
+
+/// Bytes held from the system now.
+pub fn system_bytes() -> u64 {
+    SYSTEM_BYTES.load(Ordering::Relaxed)
+}
+
+/// Makes the block allocator fail after `n` more blocks (`None`: never). Blocks a table takes
+/// from the cache count as well, so the failure comes at the same block whatever is cached.
+pub fn fail_after(n: Option<u64>) {
+    FAIL_AFTER.store(
+        n.map_or(-1, |n| n.min(i64::MAX as u64) as i64),
+        Ordering::Relaxed,
+    );
+}
+
+/// Counts one block against [`fail_after`]: false when this block must fail.
+pub(super) fn may_take_block() -> bool {
+    FAIL_AFTER
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| match n {
+            n if n > 0 => Some(n - 1),
+            _ => None,
+        })
+        .map_or_else(|n| n < 0, |_| true)
+}
+
+/// A block of system memory, aligned to [`ALIGN`], that must be given back with
+/// [`RawBlock::free`] (the cache does that; dropping one leaks it).
+#[derive(Debug)]
+pub struct RawBlock {
+    /// What the source returned.
+    base: NonNull<u8>,
+    /// The aligned start of the usable bytes.
+    ptr: NonNull<u8>,
+    size: usize,
+}
+
+// SAFETY: a RawBlock owns its memory exclusively; the source's free may run on any thread
+// (my_free and the Rust allocator both allow that).
+unsafe impl Send for RawBlock {}
+// SAFETY: `&RawBlock` only reads the pointer and size; what is done with the bytes behind
+// them is the owner's business (a table reads its blocks through `&self` only).
+unsafe impl Sync for RawBlock {}
+
+impl RawBlock {
+    /// `size` usable bytes from the system, or None.
+    pub fn alloc(size: usize) -> Option<RawBlock> {
+        let total = size.checked_add(ALIGN)?;
+        let base = match SOURCE.get() {
+            // SAFETY: the installed source returns NULL or `total` writable bytes.
+            Some(s) => unsafe { (s.alloc)(total).cast::<u8>() },
+            // SAFETY: the layout has a non-zero size.
+            None => unsafe { std::alloc::alloc(Layout::from_size_align(total, ALIGN).ok()?) },
+        };
+        let base = NonNull::new(base)?;
+        let pad = base.as_ptr().align_offset(ALIGN);
+        // SAFETY: pad < ALIGN, and the allocation has ALIGN extra bytes, so the result stays
+        // inside it.
+        let ptr = unsafe { base.add(pad) };
+        SYSTEM_BYTES.fetch_add(size as u64, Ordering::Relaxed);
+        status::add(Counter::BlocksAllocated, 1);
+        Some(RawBlock { base, ptr, size })
+    }
+
+    /// Gives the memory back to the system.
+    pub fn free(self) {
+        SYSTEM_BYTES.fetch_sub(self.size as u64, Ordering::Relaxed);
+        match SOURCE.get() {
+            // SAFETY: `base` came from this source's alloc (the source is set once, before any
+            // block is taken) and is freed once, as `self` is consumed.
+            Some(s) => unsafe { (s.free)(self.base.as_ptr().cast::<c_void>()) },
+            // SAFETY: allocated above by the Rust allocator with this layout.
+            None => unsafe {
+                std::alloc::dealloc(
+                    self.base.as_ptr(),
+                    Layout::from_size_align_unchecked(self.size + ALIGN, ALIGN),
+                )
+            },
+        }
+    }
+
+    pub fn ptr(&self) -> NonNull<u8> {
+        self.ptr
+    }
+
+    pub fn size(&self) -> usize {
+        self.size
+    }
+}

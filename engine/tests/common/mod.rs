@@ -1,0 +1,54 @@
+//! A table for the engine's integration tests: `[null bits][a: i32][b: u8]`, a UNIQUE HASH key
+//! on `a` and a BTREE key on `b`.
+
+use rheap::key::{Algorithm, KeyDef, KeySeg, SegKind};
+use rheap::table::{Table, TableDef};
+
+pub fn table() -> Table {
+    let a = KeySeg {
+        kind: SegKind::Int {
+            bytes: 4,
+            signed: true,
+        },
+        start: 1,
+        length: 4,
+        null: Some((0, 1)),
+    };
+    let b = KeySeg {
+        kind: SegKind::Binary,
+        start: 5,
+        length: 1,
+        null: None,
+    };
+    let key = |algorithm, unique, segs: Vec<KeySeg>| KeyDef {
+        algorithm,
+        unique,
+        nulls_equal: false,
+        key_length: segs.iter().map(|s| s.length + usize::from(s.null.is_some())).sum(),
+        segs,
+    };
+    Table::new(
+        TableDef {
+            rec_len: 6,
+            max_rows: 0,
+            min_rows: 0,
+            max_table_size: 1 << 30,
+            auto_increment: 0,
+            keys: vec![
+                key(Algorithm::Hash, true, vec![a.clone()]),
+                key(Algorithm::Btree, false, vec![b]),
+            ],
+            auto_key: None,
+            tmp_table: true,
+            heap_lengths: false,
+        },
+        0,
+    )
+}
+
+pub fn row(a: i32, b: u8) -> Vec<u8> {
+    let mut r = vec![0u8];
+    r.extend_from_slice(&a.to_le_bytes());
+    r.push(b);
+    r
+}
