@@ -4,6 +4,7 @@
 //! Nothing here mocks the server: every test starts a real `mariadbd` from the installed
 //! packages, in a temporary directory of its own, reached over a socket in that directory.
 
+pub mod docker_check;
 pub mod mtr;
 pub mod paths;
 pub mod plugin;

@@ -12,13 +12,14 @@
 //!   ENGINE=RHEAP and, side by side, ENGINE=MEMORY; RHEAP's failures are judged by
 //!   mtr-tests/storage_engine.exceptions and compared with MEMORY's (extra ARGS go to both
 //!   mtr runs).
+//! - `rheap-dev docker-check`: the checks of docker/ that need no Docker engine.
 //! - `rheap-dev test`: every check, in order, with progress; the last line is
 //!   `N passed, N failed` over everything that ran.
 
 use anyhow::{bail, Result};
 use mysql::prelude::Queryable;
 use rheap_mtr_tests::server::{Options, Server};
-use rheap_mtr_tests::{mtr, paths, plugin, process, sql, storage_engine};
+use rheap_mtr_tests::{docker_check, mtr, paths, plugin, process, sql, storage_engine};
 use std::time::Instant;
 
 /// The upstream `main` tests heavy in temporary tables that must pass unchanged with every
@@ -83,11 +84,15 @@ fn main() {
             report(&[storage_engine_tally(&args[1..])]);
             Ok(())
         }
+        Some("docker-check") => {
+            report(&[docker_tally()]);
+            Ok(())
+        }
         Some("test") => test(),
         _ => {
             eprintln!(
                 "usage: rheap-dev plugin | serve [--smoke] | mtr [MTR ARGS] | upstream \
-                 | takeover [MTR ARGS] | storage-engine [MTR ARGS] | test"
+                 | takeover [MTR ARGS] | storage-engine [MTR ARGS] | docker-check | test"
             );
             std::process::exit(2);
         }
@@ -199,6 +204,22 @@ fn storage_engine_tally(extra: &[String]) -> Tally {
     }
 }
 
+/// The docker/ checks as a step (hadolint, the compose schema and services, the scripts the
+/// container calls): one pass or failure per check. The image itself is not built.
+fn docker_tally() -> Tally {
+    let checks = docker_check::run(&paths::workspace());
+    let notes: Vec<String> = (checks.iter())
+        .filter_map(|c| Some(format!("{}: {}", c.name, c.problem.as_ref()?)))
+        .collect();
+    Tally {
+        name: "docker/ checks (image not built)".into(),
+        passed: checks.len() - notes.len(),
+        failed: notes.len(),
+        skipped: 0,
+        notes,
+    }
+}
+
 /// What one step counted.
 struct Tally {
     name: String,
@@ -287,7 +308,7 @@ fn test() -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let started = Instant::now();
     let mut tallies = Vec::new();
-    let steps = 10;
+    let steps = 11;
     let mut step = 0;
     let mut header = |what: &str| {
         step += 1;
@@ -317,6 +338,9 @@ fn test() -> Result<()> {
     )?
     .0;
     tallies.push(Tally::check("cargo clippy -D warnings", clippy));
+
+    header("docker/: hadolint, compose schema, the scripts the container calls (no build)");
+    tallies.push(docker_tally());
 
     header("build and stage ha_rheap.so");
     let plugin_ok = plugin::dir().map(|d| println!("staged {}", d.display()));
