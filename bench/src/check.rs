@@ -7,8 +7,8 @@ use crate::system::Configuration;
 use crate::workload::{Temp, Workload};
 use anyhow::{bail, Context, Result};
 use mysql::prelude::Queryable;
-use mysql::{Conn, Row};
-use rheap_mtr_tests::sql::value_text;
+use mysql::Conn;
+use rheap_mtr_tests::sql::query_cells;
 use serde::Serialize;
 
 /// Columns whose values are estimates or times that differ from server to server (InnoDB's
@@ -29,30 +29,21 @@ const UNSTABLE_COLUMNS: &[&str] = &[
 /// A result set as text: the column names, then the rows sorted (a result *set*: statements
 /// without ORDER BY may return rows in any order), unstable columns as `#`.
 pub fn result_set(conn: &mut Conn, sql: &str) -> Result<Vec<String>> {
-    let mut result = conn.query_iter(sql)?;
-    let names: Vec<String> = result
-        .columns()
-        .as_ref()
-        .iter()
-        .map(|c| c.name_str().into_owned())
-        .collect();
-    let mut rows = Vec::new();
-    for row in result.by_ref() {
-        let row: Row = row?;
-        let cells: Vec<String> = (0..row.len())
-            .map(|i| {
-                if UNSTABLE_COLUMNS.contains(&names[i].as_str()) {
-                    "#".into()
-                } else {
-                    value_text(&row[i])
+    let (names, rows) = query_cells(conn, sql)?;
+    let mut lines: Vec<String> = rows
+        .into_iter()
+        .map(|mut cells| {
+            for (cell, name) in cells.iter_mut().zip(&names) {
+                if UNSTABLE_COLUMNS.contains(&name.as_str()) {
+                    *cell = "#".into();
                 }
-            })
-            .collect();
-        rows.push(cells.join("\t"));
-    }
-    rows.sort();
-    rows.insert(0, names.join("\t"));
-    Ok(rows)
+            }
+            cells.join("\t")
+        })
+        .collect();
+    lines.sort();
+    lines.insert(0, names.join("\t"));
+    Ok(lines)
 }
 
 /// What one workload's iteration did, per configuration.
