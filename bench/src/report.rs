@@ -196,7 +196,7 @@ impl Report {
         let m = &self.method;
         let _ = writeln!(
             out,
-            "Statements/s, median of {} rounds of {:.1} s per cell (± half the range of the \
+            "Statements/s, median of {} rounds of {:.2} s per cell (± half the range of the \
              rounds); best of each row in bold.\n",
             m.rounds, m.cell_seconds
         );
@@ -305,7 +305,7 @@ impl Report {
             {
                 let mark = |ok: bool| if ok { "holds" } else { "FAILS" };
                 out.push(format!(
-                    "{}: rheap 16G / stock 16M = {:.2} ({}), rheap 16G / rheap 16M = {:.2} ({})",
+                    "{}: rheap 16G / stock 16M = {:.3} ({}), rheap 16G / rheap 16M = {:.3} ({})",
                     w.name,
                     vs_stock,
                     mark(vs_stock >= 1.0),
