@@ -171,6 +171,11 @@ impl Server {
         Ok(Conn::new(self.opts(Some("test")))?)
     }
 
+    /// The `mariadbd` process id while it runs (for /proc and strace).
+    pub fn pid(&self) -> Option<u32> {
+        self.handle.as_ref().and_then(|h| h.pids().first().copied())
+    }
+
     /// Whether the process is still running.
     pub fn is_running(&self) -> bool {
         self.handle

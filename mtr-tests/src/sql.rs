@@ -17,22 +17,33 @@ pub fn value_text(v: &Value) -> String {
     }
 }
 
-/// Runs `sql` and renders its result set: a header line of column names, then one
-/// tab-separated line per row.
-pub fn query_text(conn: &mut impl Queryable, sql: &str) -> Result<String> {
+/// Runs `sql` and returns its column names and its rows, each value as [`value_text`] gives it.
+pub fn query_cells(
+    conn: &mut impl Queryable,
+    sql: &str,
+) -> Result<(Vec<String>, Vec<Vec<String>>)> {
     let mut result = conn.query_iter(sql)?;
-    let mut out = String::new();
     let names: Vec<String> = result
         .columns()
         .as_ref()
         .iter()
         .map(|c| c.name_str().into_owned())
         .collect();
-    out.push_str(&names.join("\t"));
-    out.push('\n');
+    let mut rows = Vec::new();
     for row in result.by_ref() {
         let row: Row = row?;
-        let cells: Vec<String> = (0..row.len()).map(|i| value_text(&row[i])).collect();
+        rows.push((0..row.len()).map(|i| value_text(&row[i])).collect());
+    }
+    Ok((names, rows))
+}
+
+/// Runs `sql` and renders its result set: a header line of column names, then one
+/// tab-separated line per row.
+pub fn query_text(conn: &mut impl Queryable, sql: &str) -> Result<String> {
+    let (names, rows) = query_cells(conn, sql)?;
+    let mut out = names.join("\t");
+    out.push('\n');
+    for cells in rows {
         out.push_str(&cells.join("\t"));
         out.push('\n');
     }

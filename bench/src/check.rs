@@ -1,0 +1,172 @@
+//! The correctness check before anything is timed: every benchmark statement returns the same
+//! result set on every configuration, and each workload makes the temp tables it is meant to
+//! measure (counted with `Created_tmp_tables`, and `Rheap_tmp_tables_created` where rheap is
+//! loaded).
+
+use crate::system::Configuration;
+use crate::workload::{Temp, Workload};
+use anyhow::{bail, Context, Result};
+use mysql::prelude::Queryable;
+use mysql::Conn;
+use rheap_mtr_tests::sql::query_cells;
+use serde::Serialize;
+
+/// Columns whose values are estimates or times that differ from server to server (InnoDB's
+/// statistics, file sizes, creation times): rendered as `#`.
+const UNSTABLE_COLUMNS: &[&str] = &[
+    "Rows",
+    "Avg_row_length",
+    "Data_length",
+    "Max_data_length",
+    "Index_length",
+    "Data_free",
+    "Create_time",
+    "Update_time",
+    "Check_time",
+    "Cardinality",
+];
+
+/// A result set as text: the column names, then the rows sorted (a result *set*: statements
+/// without ORDER BY may return rows in any order), unstable columns as `#`.
+pub fn result_set(conn: &mut Conn, sql: &str) -> Result<Vec<String>> {
+    let (names, rows) = query_cells(conn, sql)?;
+    let mut lines: Vec<String> = rows
+        .into_iter()
+        .map(|mut cells| {
+            for (cell, name) in cells.iter_mut().zip(&names) {
+                if UNSTABLE_COLUMNS.contains(&name.as_str()) {
+                    *cell = "#".into();
+                }
+            }
+            cells.join("\t")
+        })
+        .collect();
+    lines.sort();
+    lines.insert(0, names.join("\t"));
+    Ok(lines)
+}
+
+/// What one workload's iteration did, per configuration.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadCheck {
+    pub workload: &'static str,
+    pub statements: usize,
+    /// Rows returned over the iteration (the same on every configuration, or the check fails).
+    pub rows: usize,
+    /// Per configuration: the fewest temp tables one statement created (`Created_tmp_tables`).
+    pub min_tmp_tables: Vec<u64>,
+    /// Per configuration: temp tables rheap created over the iteration (None: not loaded).
+    pub rheap_tmp_tables: Vec<Option<u64>>,
+}
+
+/// The counters a statement moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Counters {
+    tmp_tables: u64,
+    rheap: Option<u64>,
+}
+
+fn counters(conn: &mut Conn) -> Result<Counters> {
+    let tmp: Option<(String, u64)> =
+        conn.query_first("SHOW SESSION STATUS LIKE 'Created_tmp_tables'")?;
+    let rheap: Option<(String, u64)> =
+        conn.query_first("SHOW GLOBAL STATUS LIKE 'Rheap_tmp_tables_created'")?;
+    Ok(Counters {
+        tmp_tables: tmp.context("no Created_tmp_tables")?.1,
+        rheap: rheap.map(|r| r.1),
+    })
+}
+
+/// How much reading the counters itself moves them (SHOW STATUS makes temp tables too).
+fn counter_cost(conn: &mut Conn) -> Result<Counters> {
+    let a = counters(conn)?;
+    let b = counters(conn)?;
+    Ok(Counters {
+        tmp_tables: b.tmp_tables - a.tmp_tables,
+        rheap: b.rheap.zip(a.rheap).map(|(b, a)| b - a),
+    })
+}
+
+/// Runs every workload's iteration on every configuration and compares the result sets with
+/// the first configuration's; fails on the first difference.
+pub fn check(
+    configs: &[Configuration],
+    workloads: &[Workload],
+    iterations: &[std::sync::Arc<Vec<String>>],
+) -> Result<Vec<WorkloadCheck>> {
+    let mut conns: Vec<Conn> = configs.iter().map(|c| c.conn()).collect::<Result<_>>()?;
+    let costs: Vec<Counters> = conns.iter_mut().map(counter_cost).collect::<Result<_>>()?;
+    let mut out = Vec::new();
+    for (w, workload) in workloads.iter().enumerate() {
+        let mut check = WorkloadCheck {
+            workload: workload.name,
+            statements: iterations[w].len(),
+            rows: 0,
+            min_tmp_tables: vec![u64::MAX; configs.len()],
+            rheap_tmp_tables: costs.iter().map(|c| c.rheap.map(|_| 0)).collect(),
+        };
+        for sql in iterations[w].iter() {
+            let mut first: Option<Vec<String>> = None;
+            for (c, conn) in conns.iter_mut().enumerate() {
+                let before = counters(conn)?;
+                let rows = result_set(conn, sql)
+                    .with_context(|| format!("{} on {}", sql, configs[c].label()))?;
+                let after = counters(conn)?;
+                let made =
+                    (after.tmp_tables - before.tmp_tables).saturating_sub(costs[c].tmp_tables);
+                check.min_tmp_tables[c] = check.min_tmp_tables[c].min(made);
+                if let (Some(total), Some(a), Some(b), Some(cost)) = (
+                    check.rheap_tmp_tables[c].as_mut(),
+                    after.rheap,
+                    before.rheap,
+                    costs[c].rheap,
+                ) {
+                    *total += (a - b).saturating_sub(cost);
+                }
+                match &first {
+                    None => {
+                        check.rows += rows.len() - 1;
+                        first = Some(rows);
+                    }
+                    Some(expected) if *expected != rows => bail!(
+                        "{sql}\nreturns a different result on {} than on {}:\n{}\nversus\n{}",
+                        configs[c].label(),
+                        configs[0].label(),
+                        rows.join("\n"),
+                        expected.join("\n")
+                    ),
+                    Some(_) => {}
+                }
+            }
+        }
+        out.push(check);
+    }
+    Ok(out)
+}
+
+/// Fails unless each workload made the temp tables it is meant to measure: one or more per
+/// statement (except the mixed ORM start-up), and on rheap, rheap's for HEAP workloads and
+/// none for Aria ones.
+pub fn validate(checks: &[WorkloadCheck], workloads: &[Workload], labels: &[String]) -> Result<()> {
+    for (check, workload) in checks.iter().zip(workloads) {
+        for (c, label) in labels.iter().enumerate() {
+            let what = format!("{} on {label}", workload.name);
+            if workload.temp != Temp::Mixed && check.min_tmp_tables[c] < 1 {
+                bail!("{what}: a statement made no temporary table");
+            }
+            let Some(rheap) = check.rheap_tmp_tables[c] else {
+                continue;
+            };
+            let n = check.statements as u64;
+            match workload.temp {
+                Temp::Heap if rheap < n => {
+                    bail!("{what}: rheap made {rheap} temp tables for {n} statements")
+                }
+                Temp::Aria if rheap != 0 => bail!("{what}: rheap made {rheap} temp tables"),
+                Temp::Mixed if rheap == 0 => bail!("{what}: rheap made no temp table"),
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,438 @@
+//! The report: what ran where, the numbers per cell, the ratios, as JSON and as markdown.
+
+use crate::check::WorkloadCheck;
+use serde::Serialize;
+use std::fmt::Write;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub machine: Machine,
+    pub method: Method,
+    pub configurations: Vec<ConfigResult>,
+    pub workloads: Vec<WorkloadResult>,
+    /// The correctness check that ran before the timed rounds.
+    pub checks: Vec<WorkloadCheck>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Machine {
+    pub cpu: String,
+    pub cores: usize,
+    pub os: String,
+    pub server: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Method {
+    pub rounds: usize,
+    pub cell_seconds: f64,
+    pub warmup_seconds: f64,
+    pub clients: Vec<usize>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ConfigResult {
+    pub label: String,
+    pub system: String,
+    /// tmp_table_size = max_heap_table_size.
+    pub size: String,
+    pub about: String,
+    /// mariadbd's VmHWM at the end of the run.
+    pub peak_rss_bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadResult {
+    pub name: String,
+    pub about: String,
+    pub statements_per_iteration: usize,
+    /// Per configuration, from the strace pass (None: not probed).
+    pub syscalls: Vec<Option<SyscallResult>>,
+    pub rows: Vec<ClientsRow>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct SyscallResult {
+    pub mmap_per_statement: f64,
+    pub munmap_per_statement: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClientsRow {
+    pub clients: usize,
+    /// Per configuration.
+    pub cells: Vec<Cell>,
+    pub ratios: Vec<Ratio>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    /// Median over the counted rounds.
+    pub stmt_per_s: f64,
+    /// (max − min) / median over the rounds.
+    pub spread: f64,
+    /// stmt_per_s / statements per iteration.
+    pub iter_per_s: f64,
+    pub rounds: Vec<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Ratio {
+    pub name: String,
+    pub value: f64,
+}
+
+/// The workloads whose 16-client, 16G numbers the acceptance bounds hold to.
+pub const ACCEPTANCE_WORKLOADS: &[&str] = &[
+    "show_index",
+    "show_table_status",
+    "group_by",
+    "distinct",
+    "derived_union",
+];
+pub const ACCEPTANCE_CLIENTS: usize = 16;
+
+/// The ratios of one row: each other system over the first at the same size, each system's
+/// largest size over its smallest, and each other system at the largest size over the first
+/// system at the smallest.
+pub fn ratios(configs: &[ConfigResult], cells: &[Cell]) -> Vec<Ratio> {
+    let mut systems: Vec<&str> = Vec::new();
+    let mut sizes: Vec<&str> = Vec::new();
+    for c in configs {
+        if !systems.contains(&c.system.as_str()) {
+            systems.push(&c.system);
+        }
+        if !sizes.contains(&c.size.as_str()) {
+            sizes.push(&c.size);
+        }
+    }
+    let at = |system: &str, size: &str| {
+        configs
+            .iter()
+            .position(|c| c.system == system && c.size == size)
+            .map(|i| cells[i].stmt_per_s)
+    };
+    let mut out = Vec::new();
+    let mut push = |name: String, num: Option<f64>, den: Option<f64>| {
+        if let (Some(n), Some(d)) = (num, den) {
+            if d > 0.0 {
+                out.push(Ratio { name, value: n / d });
+            }
+        }
+    };
+    let (Some(&base), Some(&small), Some(&large)) = (systems.first(), sizes.first(), sizes.last())
+    else {
+        return out;
+    };
+    for s in &systems[1..] {
+        for z in &sizes {
+            push(format!("{s}/{base} {z}"), at(s, z), at(base, z));
+        }
+    }
+    if small != large {
+        for s in &systems {
+            push(format!("{s} {large}/{small}"), at(s, large), at(s, small));
+        }
+        for s in &systems[1..] {
+            push(
+                format!("{s} {large}/{base} {small}"),
+                at(s, large),
+                at(base, small),
+            );
+        }
+    }
+    out
+}
+
+/// 37272.4 → "37,272".
+pub fn thousands(x: f64) -> String {
+    let digits = format!("{:.0}", x.max(0.0));
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+fn bold_best(values: &[f64], text: impl Fn(usize) -> String) -> Vec<String> {
+    let best = values.iter().copied().fold(f64::MIN, f64::max);
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            if v == best && values.len() > 1 {
+                format!("**{}**", text(i))
+            } else {
+                text(i)
+            }
+        })
+        .collect()
+}
+
+fn row(out: &mut String, cells: &[String]) {
+    let _ = writeln!(out, "| {} |", cells.join(" | "));
+}
+
+fn header(out: &mut String, cells: &[String]) {
+    row(out, cells);
+    row(out, &vec!["---".to_string(); cells.len()]);
+}
+
+impl Report {
+    fn labels(&self) -> Vec<String> {
+        self.configurations
+            .iter()
+            .map(|c| c.label.clone())
+            .collect()
+    }
+
+    /// The markdown the run prints: statements/s with ratios, iterations/s, system calls and
+    /// peak RSS, the acceptance bounds.
+    pub fn markdown(&self) -> String {
+        let mut out = String::new();
+        let m = &self.method;
+        let _ = writeln!(
+            out,
+            "Statements/s, median of {} rounds of {:.2} s per cell (± half the range of the \
+             rounds); best of each row in bold.\n",
+            m.rounds, m.cell_seconds
+        );
+        let ratio_names: Vec<String> = self
+            .workloads
+            .first()
+            .and_then(|w| w.rows.first())
+            .map(|r| r.ratios.iter().map(|r| r.name.clone()).collect())
+            .unwrap_or_default();
+        let mut cols = vec!["workload".to_string(), "clients".to_string()];
+        cols.extend(self.labels());
+        cols.extend(ratio_names.iter().cloned());
+        header(&mut out, &cols);
+        for w in &self.workloads {
+            for r in &w.rows {
+                let values: Vec<f64> = r.cells.iter().map(|c| c.stmt_per_s).collect();
+                let mut cells = vec![w.name.clone(), r.clients.to_string()];
+                cells.extend(bold_best(&values, |i| {
+                    let c = &r.cells[i];
+                    format!("{} ±{:.0}%", thousands(c.stmt_per_s), c.spread * 50.0)
+                }));
+                cells.extend(r.ratios.iter().map(|x| format!("{:.2}", x.value)));
+                row(&mut out, &cells);
+            }
+        }
+
+        let _ = writeln!(out, "\nIterations/s (one statement or group per table: statements/s ÷ statements per iteration).\n");
+        let mut cols = vec![
+            "workload".to_string(),
+            "stmts/iteration".to_string(),
+            "clients".to_string(),
+        ];
+        cols.extend(self.labels());
+        header(&mut out, &cols);
+        for w in &self.workloads {
+            for r in &w.rows {
+                let values: Vec<f64> = r.cells.iter().map(|c| c.iter_per_s).collect();
+                let mut cells = vec![
+                    w.name.clone(),
+                    w.statements_per_iteration.to_string(),
+                    r.clients.to_string(),
+                ];
+                cells.extend(bold_best(&values, |i| format!("{:.1}", values[i])));
+                row(&mut out, &cells);
+            }
+        }
+
+        let _ = writeln!(
+            out,
+            "\nmmap + munmap per statement (strace on mariadbd, one client, one iteration, \
+             outside the timed rounds) and mariadbd's peak RSS.\n"
+        );
+        let mut cols = vec!["workload".to_string()];
+        cols.extend(self.labels());
+        header(&mut out, &cols);
+        for w in &self.workloads {
+            let mut cells = vec![w.name.clone()];
+            cells.extend(w.syscalls.iter().map(|s| match s {
+                Some(s) => format!(
+                    "{:.2} + {:.2}",
+                    s.mmap_per_statement, s.munmap_per_statement
+                ),
+                None => "-".into(),
+            }));
+            row(&mut out, &cells);
+        }
+        let mut cells = vec!["peak RSS (MiB)".to_string()];
+        cells.extend(self.configurations.iter().map(|c| match c.peak_rss_bytes {
+            Some(b) => format!("{:.0}", b as f64 / (1 << 20) as f64),
+            None => "-".into(),
+        }));
+        row(&mut out, &cells);
+
+        let acceptance = self.acceptance();
+        if !acceptance.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nAcceptance at {ACCEPTANCE_CLIENTS} clients: rheap 16G ≥ stock 16M, and rheap 16G ≥ 0.97 × rheap 16M.\n"
+            );
+            for line in acceptance {
+                let _ = writeln!(out, "- {line}");
+            }
+        }
+        let _ = writeln!(
+            out,
+            "\nMachine: {}, {} cores, {}; {}.",
+            self.machine.cpu, self.machine.cores, self.machine.os, self.machine.server
+        );
+        out
+    }
+
+    /// One line per acceptance workload measured at 16 clients with the configurations it
+    /// needs: the two ratios and whether each bound holds.
+    pub fn acceptance(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for w in &self.workloads {
+            if !ACCEPTANCE_WORKLOADS.contains(&w.name.as_str()) {
+                continue;
+            }
+            let Some(r) = w.rows.iter().find(|r| r.clients == ACCEPTANCE_CLIENTS) else {
+                continue;
+            };
+            let get = |name: &str| r.ratios.iter().find(|x| x.name == name).map(|x| x.value);
+            if let (Some(vs_stock), Some(vs_small)) =
+                (get("rheap 16G/stock 16M"), get("rheap 16G/16M"))
+            {
+                let mark = |ok: bool| if ok { "holds" } else { "FAILS" };
+                out.push(format!(
+                    "{}: rheap 16G / stock 16M = {:.3} ({}), rheap 16G / rheap 16M = {:.3} ({})",
+                    w.name,
+                    vs_stock,
+                    mark(vs_stock >= 1.0),
+                    vs_small,
+                    mark(vs_small >= 0.97)
+                ));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0.4), "0");
+        assert_eq!(thousands(999.0), "999");
+        assert_eq!(thousands(37_272.4), "37,272");
+        assert_eq!(thousands(1_234_567.0), "1,234,567");
+    }
+
+    /// A report with made-up numbers: the structure the real run prints.
+    pub fn fake() -> Report {
+        let configurations: Vec<ConfigResult> = [
+            ("stock", "16M"),
+            ("stock", "16G"),
+            ("rheap", "16M"),
+            ("rheap", "16G"),
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, (s, z))| ConfigResult {
+            label: format!("{s} {z}"),
+            system: s.to_string(),
+            size: z.to_string(),
+            about: format!("system {s}"),
+            peak_rss_bytes: Some((100 + i as u64) << 20),
+        })
+        .collect();
+        let workloads = crate::workload::ALL
+            .iter()
+            .enumerate()
+            .map(|(w, wl)| WorkloadResult {
+                name: wl.name.into(),
+                about: wl.about.into(),
+                statements_per_iteration: 73,
+                syscalls: (0..4)
+                    .map(|c| {
+                        Some(SyscallResult {
+                            mmap_per_statement: (c % 2) as f64,
+                            munmap_per_statement: (c % 2) as f64,
+                        })
+                    })
+                    .collect(),
+                rows: [1, 4, 16]
+                    .iter()
+                    .map(|&clients| {
+                        let cells: Vec<Cell> = (0..4)
+                            .map(|c| {
+                                let v = 1000.0 * (w + 1) as f64 * clients as f64
+                                    / (1 + c % 2) as f64
+                                    + c as f64;
+                                Cell {
+                                    stmt_per_s: v,
+                                    spread: 0.04,
+                                    iter_per_s: v / 73.0,
+                                    rounds: vec![v * 0.98, v, v * 1.02],
+                                }
+                            })
+                            .collect();
+                        ClientsRow {
+                            clients,
+                            ratios: ratios(&configurations, &cells),
+                            cells,
+                        }
+                    })
+                    .collect(),
+            })
+            .collect();
+        Report {
+            machine: Machine {
+                cpu: "CPU".into(),
+                cores: 2,
+                os: "OS".into(),
+                server: "10.11.x".into(),
+            },
+            method: Method {
+                rounds: 3,
+                cell_seconds: 1.5,
+                warmup_seconds: 0.3,
+                clients: vec![1, 4, 16],
+            },
+            configurations,
+            workloads,
+            checks: vec![],
+        }
+    }
+
+    /// The tables, columns and sections, with every number redacted.
+    #[test]
+    fn markdown_structure() {
+        insta::with_settings!({filters => vec![(r"\d[\d,.]*(%|\b)", "N")]}, {
+            insta::assert_snapshot!(fake().markdown());
+        });
+    }
+
+    /// The JSON's shape: every key, with the numbers redacted.
+    #[test]
+    fn json_structure() {
+        let mut v = serde_json::to_value(fake()).unwrap();
+        redact_numbers(&mut v);
+        // One workload and one row are enough to show the shape.
+        let w = &mut v["workloads"];
+        w.as_array_mut().unwrap().truncate(1);
+        w[0]["rows"].as_array_mut().unwrap().truncate(1);
+        insta::assert_json_snapshot!(v);
+    }
+
+    fn redact_numbers(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Number(_) => *v = serde_json::Value::String("[n]".into()),
+            serde_json::Value::Array(a) => a.iter_mut().for_each(redact_numbers),
+            serde_json::Value::Object(o) => o.values_mut().for_each(redact_numbers),
+            _ => {}
+        }
+    }
+}

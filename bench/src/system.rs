@@ -1,0 +1,170 @@
+//! The systems under test, one adapter each, and a configuration: a system at one
+//! tmp_table_size, running as a private server with the benchmark schema loaded.
+
+use crate::schema::Schema;
+use anyhow::{bail, Context, Result};
+use mysql::prelude::Queryable;
+use mysql::Conn;
+use rheap_mtr_tests::server::{Options, Server};
+use rheap_mtr_tests::sql;
+
+/// A server set-up whose throughput is measured.
+pub trait SystemUnderTest: Send + Sync {
+    /// Short name, used in the report and on the command line.
+    fn name(&self) -> &'static str;
+    /// What it is, one line.
+    fn about(&self) -> &'static str;
+    /// How its server starts (before the size options).
+    fn options(&self) -> Result<Options>;
+    /// Fails unless the running server really is this system.
+    fn verify(&self, conn: &mut Conn) -> Result<()>;
+}
+
+/// Stock MariaDB, no plugin: internal in-memory temp tables are HEAP's.
+pub struct StockHeap;
+
+impl SystemUnderTest for StockHeap {
+    fn name(&self) -> &'static str {
+        "stock"
+    }
+    fn about(&self) -> &'static str {
+        "stock mariadbd, no plugin: in-memory temp tables on HEAP"
+    }
+    fn options(&self) -> Result<Options> {
+        Ok(Options::default())
+    }
+    fn verify(&self, conn: &mut Conn) -> Result<()> {
+        if sql::rheap_available(conn)? {
+            bail!("the stock server has RHEAP loaded");
+        }
+        Ok(())
+    }
+}
+
+/// The plugin loaded, `rheap_takeover=INTERNAL`: internal in-memory temp tables are rheap's.
+pub struct Rheap;
+
+impl SystemUnderTest for Rheap {
+    fn name(&self) -> &'static str {
+        "rheap"
+    }
+    fn about(&self) -> &'static str {
+        "mariadbd with ha_rheap.so loaded, rheap_takeover=INTERNAL"
+    }
+    fn options(&self) -> Result<Options> {
+        let mut o = Options::with_plugin_loaded()?;
+        o.args.push("--rheap-takeover=INTERNAL".into());
+        Ok(o)
+    }
+    fn verify(&self, conn: &mut Conn) -> Result<()> {
+        if !sql::rheap_available(conn)? {
+            bail!("RHEAP is not available");
+        }
+        let mode: Option<String> = conn.query_first("SELECT @@global.rheap_takeover")?;
+        if mode.as_deref() != Some("INTERNAL") {
+            bail!("rheap_takeover is {mode:?}, not INTERNAL");
+        }
+        Ok(())
+    }
+}
+
+/// Stock MariaDB with `tmp_memory_table_size=0`: every internal temp table is Aria's.
+pub struct StockAria;
+
+impl SystemUnderTest for StockAria {
+    fn name(&self) -> &'static str {
+        "stock-aria"
+    }
+    fn about(&self) -> &'static str {
+        "stock mariadbd, tmp_memory_table_size=0: every temp table on Aria"
+    }
+    fn options(&self) -> Result<Options> {
+        let mut o = Options::default();
+        o.args.push("--tmp-memory-table-size=0".into());
+        Ok(o)
+    }
+    fn verify(&self, conn: &mut Conn) -> Result<()> {
+        let size: Option<u64> = conn.query_first("SELECT @@global.tmp_memory_table_size")?;
+        if size != Some(0) {
+            bail!("tmp_memory_table_size is {size:?}, not 0");
+        }
+        StockHeap.verify(conn)
+    }
+}
+
+/// Every adapter; the first is the baseline the ratios divide by.
+pub fn all() -> Vec<Box<dyn SystemUnderTest>> {
+    vec![Box::new(StockHeap), Box::new(Rheap), Box::new(StockAria)]
+}
+
+pub fn by_name(name: &str) -> Option<Box<dyn SystemUnderTest>> {
+    all().into_iter().find(|s| s.name() == name)
+}
+
+/// `tmp_table_size` = `max_heap_table_size` for one configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size(pub &'static str);
+
+pub const SIZES: [Size; 2] = [Size("16M"), Size("16G")];
+
+/// One system at one size, running.
+pub struct Configuration {
+    pub system: Box<dyn SystemUnderTest>,
+    pub size: Size,
+    pub server: Server,
+}
+
+impl Configuration {
+    /// `stock 16M`, `rheap 16G`, ...
+    pub fn label(&self) -> String {
+        label(self.system.name(), self.size)
+    }
+
+    /// Starts the server, checks it is the system it claims, and loads the schema.
+    pub fn start(system: Box<dyn SystemUnderTest>, size: Size, schema: &Schema) -> Result<Self> {
+        let mut opts = system.options()?;
+        opts.args.extend([
+            format!("--tmp-table-size={}", size.0),
+            format!("--max-heap-table-size={}", size.0),
+            // Loading the schema is not what is measured: skip the log flush per commit.
+            "--innodb-flush-log-at-trx-commit=0".into(),
+            "--max-connections=200".into(),
+        ]);
+        let server = Server::start(opts)
+            .with_context(|| format!("starting {}", label(system.name(), size)))?;
+        let mut c = server.conn()?;
+        system
+            .verify(&mut c)
+            .with_context(|| format!("checking {}", label(system.name(), size)))?;
+        for s in schema.load_sql() {
+            c.query_drop(&s)
+                .with_context(|| format!("loading the schema: {s}"))?;
+        }
+        // Statistics as of the load, on every server alike.
+        for t in &schema.tables {
+            c.query_drop(format!("ANALYZE TABLE `{}`", t.name))?;
+        }
+        Ok(Configuration {
+            system,
+            size,
+            server,
+        })
+    }
+
+    pub fn conn(&self) -> Result<Conn> {
+        self.server.conn()
+    }
+
+    /// The server's peak resident set so far (`VmHWM`), in bytes.
+    pub fn peak_rss(&self) -> Option<u64> {
+        let pid = self.server.pid()?;
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb * 1024)
+    }
+}
+
+pub fn label(system: &str, size: Size) -> String {
+    format!("{system} {}", size.0)
+}
