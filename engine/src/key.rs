@@ -82,7 +82,7 @@ pub struct KeyDef {
 }
 
 /// A segment's value, taken from a record or from a key.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Value<'a> {
     Null,
     /// The value's bytes (for strings, only the characters the segment covers).
@@ -343,21 +343,34 @@ impl KeyDef {
 
     /// The image of the key in `rec` (a record).
     pub fn image_of_record(&self, rec: &[u8]) -> Result<Image> {
-        let mut img = Image {
-            bytes: Vec::with_capacity(self.image_len()),
-            has_null: false,
-        };
+        let mut img = Image::default();
+        self.image_of_record_into(rec, &mut img)?;
+        Ok(img)
+    }
+
+    /// The image of the key in `rec`, into `img` (its buffer is reused).
+    pub fn image_of_record_into(&self, rec: &[u8], img: &mut Image) -> Result<()> {
+        img.bytes.clear();
+        img.has_null = false;
         for s in &self.segs {
             let v = s.value_from_record(rec)?;
             img.has_null |= matches!(v, Value::Null);
             s.encode(v, &mut img.bytes);
         }
-        Ok(img)
+        Ok(())
     }
 
     /// The image of the first `parts` segments of `key` (key format).
     pub fn image_of_key(&self, key: &[u8], parts: usize) -> Result<Image> {
         let mut img = Image::default();
+        self.image_of_key_into(key, parts, &mut img)?;
+        Ok(img)
+    }
+
+    /// The image of the first `parts` segments of `key`, into `img` (its buffer is reused).
+    pub fn image_of_key_into(&self, key: &[u8], parts: usize, img: &mut Image) -> Result<()> {
+        img.bytes.clear();
+        img.has_null = false;
         let mut at = 0;
         for s in self.segs.iter().take(parts) {
             let (v, used) = s.value_from_key(key.get(at..).unwrap_or_default())?;
@@ -365,7 +378,19 @@ impl KeyDef {
             s.encode(v, &mut img.bytes);
             at += used;
         }
-        Ok(img)
+        Ok(())
+    }
+
+    /// Whether the key has byte for byte the same value in records `a` and `b`: then it has the
+    /// same image, and an update need not move it (values that differ only in bytes the
+    /// collation ignores still compare equal through their images).
+    pub fn same_bytes(&self, a: &[u8], b: &[u8]) -> Result<bool> {
+        for s in &self.segs {
+            if s.value_from_record(a)? != s.value_from_record(b)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// Segments named by a `key_part_map` (a prefix of the key's parts).

@@ -117,6 +117,19 @@ pub struct Table {
     file_version: u64,
     /// Changes when the key statistics are due to be recomputed.
     key_stat_version: u64,
+    /// Buffers a change reuses, so that a write, update or delete allocates nothing for its
+    /// key images once they have grown.
+    scratch: Scratch,
+}
+
+#[derive(Debug, Default)]
+struct Scratch {
+    /// The old row of an update or delete.
+    row: Vec<u8>,
+    old: Vec<Image>,
+    new: Vec<Image>,
+    /// Keys an update has moved so far.
+    moved: Vec<usize>,
 }
 
 impl Table {
@@ -152,6 +165,7 @@ impl Table {
             key_version: 0,
             file_version: 0,
             key_stat_version: 1,
+            scratch: Scratch::default(),
             def,
         }
     }
@@ -188,11 +202,12 @@ impl Table {
     /// Adds row `pos` (`row`) to key `k`.
     fn add_key(&mut self, k: usize, img: &Image, row: &[u8], pos: Pos) -> Result<()> {
         let def = &self.def.keys[k];
-        let (hash, packed) = match def.algorithm {
-            Algorithm::Hash => (def.heap_hash(row)?, None),
-            Algorithm::Btree => (0, Some(def.heap_packed_len(row)?)),
+        let packed = match def.algorithm {
+            Algorithm::Hash => None,
+            Algorithm::Btree => Some(def.heap_packed_len(row)?),
         };
-        self.indexes[k].insert(&img.bytes, hash, pos)?;
+        // HEAP's hash of a key only feeds a statistic, kept per distinct key.
+        self.indexes[k].insert(&img.bytes, || def.heap_hash(row), pos)?;
         if let Some(packed) = packed {
             self.index_ledgers[k].add_node(packed);
         }
@@ -213,16 +228,38 @@ impl Table {
     }
 
     fn images(&self, row: &[u8]) -> Result<Vec<Image>> {
-        self.def.keys[..self.active_keys()]
-            .iter()
-            .map(|k| k.image_of_record(row))
-            .collect()
+        let mut out = Vec::new();
+        self.fill_images(row, &mut out)?;
+        Ok(out)
+    }
+
+    /// The images of `row` under every maintained key, into `out` (its buffers are reused).
+    fn fill_images(&self, row: &[u8], out: &mut Vec<Image>) -> Result<()> {
+        let keys = &self.def.keys[..self.active_keys()];
+        out.truncate(keys.len());
+        out.resize_with(keys.len(), Image::default);
+        for (k, img) in keys.iter().zip(out.iter_mut()) {
+            k.image_of_record_into(row, img)?;
+        }
+        Ok(())
+    }
+
+    /// Runs `f` with the scratch buffers taken out of the table, and puts them back.
+    fn with_scratch<T>(&mut self, f: impl FnOnce(&mut Self, &mut Scratch) -> T) -> T {
+        let mut s = std::mem::take(&mut self.scratch);
+        let r = f(self, &mut s);
+        self.scratch = s;
+        r
     }
 
     /// Adds a row; `TableFull` where HEAP would say so: when the row needs a new HEAP block
     /// and the table is already past its row count or its memory limit. A duplicate key gives
     /// `DuplicateKey` with the first key (in key order) that has one.
     pub fn write(&mut self, row: &[u8]) -> Result<Pos> {
+        self.with_scratch(|t, s| t.write_with(row, &mut s.new))
+    }
+
+    fn write_with(&mut self, row: &[u8], images: &mut Vec<Image>) -> Result<Pos> {
         let count = self.store.records();
         let new_block = self.store.needs_new_slot() && self.ledger.starts_block(count);
         if new_block {
@@ -231,7 +268,7 @@ impl Table {
                 return Err(Error::TableFull);
             }
         }
-        let images = self.images(row)?;
+        self.fill_images(row, images)?;
         let pos = self.store.insert(row)?;
         if new_block {
             self.ledger.add_block();
@@ -273,20 +310,38 @@ impl Table {
     /// Replaces row `pos`. Keys whose value changes move (to the newest place among equal
     /// keys, as in HEAP); on a duplicate every key is put back and the row is unchanged.
     pub fn update(&mut self, pos: Pos, new: &[u8]) -> Result<()> {
-        let old = self.read(pos)?.to_vec();
-        let old_images = self.images(&old)?;
-        let new_images = self.images(new)?;
-        let mut moved: Vec<usize> = Vec::new();
-        for k in 0..old_images.len() {
+        self.with_scratch(|t, s| t.update_with(pos, new, s))
+    }
+
+    fn update_with(&mut self, pos: Pos, new: &[u8], s: &mut Scratch) -> Result<()> {
+        s.row.clear();
+        s.row.extend_from_slice(self.read(pos)?);
+        let Scratch {
+            row: old,
+            old: old_images,
+            new: new_images,
+            moved,
+        } = s;
+        let keys = self.active_keys();
+        old_images.resize_with(keys, Image::default);
+        new_images.resize_with(keys, Image::default);
+        moved.clear();
+        for k in 0..keys {
+            // Most updates of a temporary table (GROUP BY's counters) leave every key alone.
+            if self.def.keys[k].same_bytes(old, new)? {
+                continue;
+            }
+            self.def.keys[k].image_of_record_into(old, &mut old_images[k])?;
+            self.def.keys[k].image_of_record_into(new, &mut new_images[k])?;
             if old_images[k] == new_images[k] {
                 continue;
             }
-            self.remove_key(k, &old_images[k], &old, pos)?;
+            self.remove_key(k, &old_images[k], old, pos)?;
             if self.is_duplicate(k, &new_images[k]) {
-                self.add_key(k, &old_images[k], &old, pos)?;
+                self.add_key(k, &old_images[k], old, pos)?;
                 for &j in moved.iter().rev() {
                     self.remove_key(j, &new_images[j], new, pos)?;
-                    self.add_key(j, &old_images[j], &old, pos)?;
+                    self.add_key(j, &old_images[j], old, pos)?;
                 }
                 return Err(Error::DuplicateKey(k));
             }
@@ -307,9 +362,15 @@ impl Table {
     }
 
     pub fn delete(&mut self, pos: Pos) -> Result<()> {
-        let row = self.read(pos)?.to_vec();
-        for (k, img) in self.images(&row)?.iter().enumerate() {
-            self.remove_key(k, img, &row, pos)?;
+        self.with_scratch(|t, s| t.delete_with(pos, s))
+    }
+
+    fn delete_with(&mut self, pos: Pos, s: &mut Scratch) -> Result<()> {
+        s.row.clear();
+        s.row.extend_from_slice(self.read(pos)?);
+        self.fill_images(&s.row, &mut s.old)?;
+        for (k, img) in s.old.iter().enumerate() {
+            self.remove_key(k, img, &s.row, pos)?;
         }
         self.store.delete(pos)?;
         self.key_version += 1;

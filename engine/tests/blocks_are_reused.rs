@@ -27,7 +27,10 @@ fn tables_reuse_blocks_and_counters_return() {
         assert_eq!(fill(1000), first);
     }
     let end = cache::stats();
-    assert_eq!(end.system_blocks, warm.system_blocks, "no block from the system");
+    assert_eq!(
+        end.system_blocks, warm.system_blocks,
+        "no block from the system"
+    );
     assert!(end.hits >= warm.hits + 50);
     assert_eq!(end.in_use, start.in_use);
     assert!(end.peak >= first.data_length + first.index_length);

@@ -200,6 +200,15 @@ public:
   }
   /** Ends this handler's use of the table; the table itself lives on until dropped. */
   int close() override { return rheap_close(rs); }
+  /** Closes and drops the open table. An internal temporary table goes with its only handler,
+      as HEAP's does: no lookup by name (which would also ask HEAP). */
+  void drop_table(const char *name) override
+  {
+    if (rheap_is_internal(rs))
+      ha_close();
+    else
+      handler::drop_table(name);
+  }
   /** CREATE TABLE: makes the empty table `name` (a handler that is not open). */
   int create(const char *name, TABLE *form, HA_CREATE_INFO *info) override
   {

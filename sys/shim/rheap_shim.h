@@ -127,6 +127,9 @@ rheap_handler *rheap_handler_new(void);
 void rheap_handler_free(rheap_handler *h);
 uint64_t rheap_table_flags(void);
 uint32_t rheap_ref_length(void);
+/** Whether the open table is one of the server's internal temporary tables (it lives only as
+    long as its handler). */
+uint8_t rheap_is_internal(rheap_handler *h);
 
 /** Opens (creating if missing, as MEMORY does after a restart) the table `name`.
     On success `*thr_lock` is the table's THR_LOCK (NULL for internal tables) and

@@ -17,6 +17,7 @@ use super::policy::Growth;
 use super::system::{RawBlock, ALIGN};
 use allocator_api2::alloc::{AllocError, Allocator, Layout};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The largest piece carved from a shared block.
@@ -26,7 +27,13 @@ const CLASSES: usize = (SMALL_MAX.trailing_zeros() - MIN_PIECE.trailing_zeros() 
 
 /// A handle on one table's index memory; clones share it.
 #[derive(Clone)]
-pub struct Arena(Arc<Mutex<Inner>>);
+pub struct Arena(Arc<Shared>);
+
+struct Shared {
+    inner: Mutex<Inner>,
+    /// `Inner::bytes`, readable without the lock.
+    bytes: AtomicUsize,
+}
 
 impl std::fmt::Debug for Arena {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -58,25 +65,33 @@ impl Arena {
     /// An arena whose first block is sized for about `planned` pieces of `element` bytes, never
     /// beyond `limit` bytes.
     pub fn new(element: usize, planned: u64, limit: u64) -> Arena {
-        Arena(Arc::new(Mutex::new(Inner {
-            growth: Growth::new(element, planned, limit),
-            blocks: Vec::new(),
-            bump: 0,
-            bump_end: 0,
-            free: [None; CLASSES],
-            large: Vec::new(),
-            bytes: 0,
-        })))
+        Arena(Arc::new(Shared {
+            inner: Mutex::new(Inner {
+                growth: Growth::new(element, planned, limit),
+                blocks: Vec::new(),
+                bump: 0,
+                bump_end: 0,
+                free: [None; CLASSES],
+                large: Vec::new(),
+                bytes: 0,
+            }),
+            bytes: AtomicUsize::new(0),
+        }))
     }
 
     /// Bytes of the blocks the arena holds.
     pub fn bytes(&self) -> usize {
-        self.lock().bytes
+        self.0.bytes.load(Ordering::Relaxed)
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // Nothing panics while the arena is held; a poisoned one is still consistent.
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.0.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Publishes the held bytes after a change under the lock.
+    fn publish(&self, inner: &Inner) {
+        self.0.bytes.store(inner.bytes, Ordering::Relaxed);
     }
 
     /// Checks the invariants; panics on a violation.
@@ -89,6 +104,7 @@ impl Arena {
             .map(RawBlock::size)
             .sum();
         assert_eq!(held, inner.bytes, "block bytes add up");
+        assert_eq!(inner.bytes, self.bytes(), "published bytes");
         for (c, head) in inner.free.iter().enumerate() {
             let mut p = *head;
             while let Some(piece) = p {
@@ -180,6 +196,7 @@ unsafe impl Allocator for Arena {
         } else {
             inner.alloc_large(layout.size())
         };
+        self.publish(&inner);
         p.map(|p| NonNull::slice_from_raw_parts(p, layout.size()))
             .ok_or(AllocError)
     }
@@ -202,6 +219,7 @@ unsafe impl Allocator for Arena {
         } else if let Some(i) = inner.large.iter().position(|b| b.ptr() == ptr) {
             let b = inner.large.swap_remove(i);
             inner.bytes -= b.size();
+            self.publish(&inner);
             cache::give(b);
         }
     }

@@ -177,6 +177,19 @@ pub extern "C" fn rheap_table_flags() -> u64 {
         | HA_CAN_HASH_KEYS
 }
 
+/// Whether `h` has one of the server's internal temporary tables open.
+///
+/// # Safety
+/// `h` as for [`state`].
+#[no_mangle]
+pub unsafe extern "C" fn rheap_is_internal(h: *mut rheap_handler) -> u8 {
+    guard_value("rheap_is_internal", 0, || {
+        // SAFETY: the shim passes its own handler.
+        let h = unsafe { state(h) }?;
+        Ok(u8::from(h.internal && h.share.is_some()))
+    })
+}
+
 #[no_mangle]
 pub extern "C" fn rheap_ref_length() -> u32 {
     REF_LENGTH as u32

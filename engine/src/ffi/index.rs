@@ -10,6 +10,7 @@ use super::handler::{row, row_mut, state, Cursor, Handler};
 use super::{guard, guard_value};
 use crate::error::{Error, Result};
 use crate::index::{Entry, EntryRef, Find, Index, RangeEnd};
+use crate::key::Image;
 use crate::records::Pos;
 use crate::table::Table;
 use rheap_sys::ha_rkey_function as F;
@@ -71,7 +72,17 @@ unsafe fn read_map(
     let parts = def.parts_in_map(keypart_map);
     // SAFETY: the server passes a key with at least the parts of keypart_map.
     let key = unsafe { row(key, def.key_format_len(parts)) }?;
-    let image = def.image_of_key(key, parts)?.bytes;
+    // The cursor's image buffer is reused: a lookup per row (GROUP BY) allocates nothing.
+    let mut img = Image {
+        bytes: match std::mem::take(&mut h.cursor) {
+            Cursor::Hash { image, .. } => image,
+            Cursor::Btree { entry } => entry.image,
+            _ => Vec::new(),
+        },
+        has_null: false,
+    };
+    def.image_of_key_into(key, parts, &mut img)?;
+    let image = img.bytes;
     h.cursor_key = k;
     h.seen_key_version = table.key_version();
     let pos = match idx {

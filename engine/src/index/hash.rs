@@ -70,8 +70,14 @@ impl HashIndex {
         self.group(image).is_some()
     }
 
-    /// Adds `pos` under `image` as the newest row of its key.
-    pub fn insert(&mut self, image: &[u8], hash: u64, pos: Pos) -> Result<()> {
+    /// Adds `pos` under `image` as the newest row of its key; `heap_hash` (HEAP's hash of the
+    /// key) is only asked for a key not there yet.
+    pub fn insert(
+        &mut self,
+        image: &[u8],
+        heap_hash: impl FnOnce() -> Result<u64>,
+        pos: Pos,
+    ) -> Result<()> {
         let h = hash_image(image);
         // The key is copied only for a new group: rows with a key already there add no
         // allocation beyond their own entry.
@@ -79,7 +85,11 @@ impl HashIndex {
             g.rows.try_reserve(1)?;
             g.rows.push(pos);
         } else {
-            self.groups.try_reserve(1, rehash)?;
+            let hash = heap_hash()?;
+            // A temporary table's groups arrive one by one: start with room for a few, not
+            // one at a time.
+            self.groups
+                .try_reserve(1.max(16 - self.groups.capacity().min(16)), rehash)?;
             let mut key = AVec::new_in(self.arena.clone());
             key.try_reserve_exact(image.len())?;
             key.extend_from_slice(image);
@@ -183,9 +193,9 @@ mod tests {
     fn equal_keys_come_newest_first_and_keep_order_after_deletes() {
         let mut h = HashIndex::new(&Arena::new(16, 0, u64::MAX));
         for p in 0..4 {
-            h.insert(b"k", 7, p).unwrap();
+            h.insert(b"k", || Ok(7), p).unwrap();
         }
-        h.insert(b"j", 8, 9).unwrap();
+        h.insert(b"j", || Ok(8), 9).unwrap();
         assert_eq!(h.lookup(b"k").collect::<Vec<_>>(), [3, 2, 1, 0]);
         assert!(h.remove(b"k", 2));
         assert!(!h.remove(b"k", 2));
@@ -202,10 +212,10 @@ mod tests {
     fn buckets_count_distinct_chain_positions() {
         let mut h = HashIndex::new(&Arena::new(16, 0, u64::MAX));
         // Hashes 1 and 5 share position 1 of a 4-row table (blength 8, 5 & 7 = 5 >= 4 -> 1).
-        h.insert(b"a", 1, 0).unwrap();
-        h.insert(b"b", 5, 1).unwrap();
-        h.insert(b"c", 2, 2).unwrap();
-        h.insert(b"c", 2, 3).unwrap();
+        h.insert(b"a", || Ok(1), 0).unwrap();
+        h.insert(b"b", || Ok(5), 1).unwrap();
+        h.insert(b"c", || Ok(2), 2).unwrap();
+        h.insert(b"c", || Ok(2), 3).unwrap();
         assert_eq!(h.hash_buckets(4), 2);
         h.clear();
         assert_eq!(h.hash_buckets(0), 0);

@@ -34,9 +34,16 @@ impl Index {
         }
     }
 
-    pub fn insert(&mut self, image: &[u8], hash: u64, pos: Pos) -> Result<()> {
+    /// Adds row `pos` under `image`; `heap_hash` gives HEAP's hash of the key, which a HASH
+    /// index keeps per distinct key.
+    pub fn insert(
+        &mut self,
+        image: &[u8],
+        heap_hash: impl FnOnce() -> Result<u64>,
+        pos: Pos,
+    ) -> Result<()> {
         match self {
-            Index::Hash(h) => h.insert(image, hash, pos),
+            Index::Hash(h) => h.insert(image, heap_hash, pos),
             Index::Btree(b) => b.insert(image, pos),
         }
     }

@@ -24,7 +24,10 @@ pub fn table() -> Table {
         algorithm,
         unique,
         nulls_equal: false,
-        key_length: segs.iter().map(|s| s.length + usize::from(s.null.is_some())).sum(),
+        key_length: segs
+            .iter()
+            .map(|s| s.length + usize::from(s.null.is_some()))
+            .sum(),
         segs,
     };
     Table::new(
