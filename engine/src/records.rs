@@ -147,15 +147,22 @@ impl RecordStore {
         if pos >= self.used {
             return None;
         }
-        let slot = self.slot(pos);
+        // SAFETY: slots below `used` are inside a block and were written in full.
+        let slot = unsafe { std::slice::from_raw_parts(self.slot_ptr(pos), self.slot_len) };
         (slot[self.slot_len - 1] == 1).then(|| &slot[..self.rec_len])
     }
 
     /// Overwrites the row in slot `pos`.
     pub fn update(&mut self, pos: Pos, row: &[u8]) -> Result<()> {
         self.check_len(row)?;
-        self.check_live(pos)?;
-        self.slot_mut(pos)[..row.len()].copy_from_slice(row);
+        if pos >= self.used {
+            return Err(Error::RecordDeleted);
+        }
+        let slot = self.slot_mut(pos);
+        if slot[slot.len() - 1] != 1 {
+            return Err(Error::RecordDeleted);
+        }
+        slot[..row.len()].copy_from_slice(row);
         Ok(())
     }
 

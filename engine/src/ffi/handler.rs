@@ -49,6 +49,8 @@ pub struct Handler {
     tmp_table: bool,
     /// One of the server's internal temporary tables.
     internal: bool,
+    /// Rows written to an internal table, not yet in `Rheap_rows_written`.
+    rows_unreported: u64,
     /// Rows changed through this handler since its statistics were last refreshed.
     records_changed: u64,
     /// The table's key_stat_version when this handler last refreshed its statistics.
@@ -249,6 +251,7 @@ pub unsafe extern "C" fn rheap_close(h: *mut rheap_handler) -> c_int {
     guard("rheap_close", || {
         // SAFETY: the shim passes its own handler.
         let h = unsafe { state(h) }?;
+        status::add(Counter::RowsWritten, std::mem::take(&mut h.rows_unreported));
         h.share = None;
         h.current = None;
         Ok(())
@@ -294,7 +297,13 @@ pub unsafe extern "C" fn rheap_write_row(h: *mut rheap_handler, buf: *const u8) 
             status::add(Counter::TmpTablesConverted, 1);
         }
         h.note(r)?;
-        status::add(Counter::RowsWritten, 1);
+        // An internal table's rows are counted when it closes: one shared counter bumped per
+        // row would bounce between the cores of concurrent statements.
+        if h.internal {
+            h.rows_unreported += 1;
+        } else {
+            status::add(Counter::RowsWritten, 1);
+        }
         h.count_change(&mut table);
         Ok(())
     })

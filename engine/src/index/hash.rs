@@ -20,8 +20,44 @@ struct Group {
     key: AVec<u8, Arena>,
     /// HEAP's hash of the key (equal keys hash equally).
     hash: u64,
-    /// Rows with this key, oldest first.
-    rows: AVec<Pos, Arena>,
+    /// The oldest row with this key, then the others, oldest first: a key that only one row
+    /// has (most keys of a GROUP BY or DISTINCT table) needs no list.
+    first: Pos,
+    more: AVec<Pos, Arena>,
+}
+
+impl Group {
+    fn len(&self) -> usize {
+        1 + self.more.len()
+    }
+
+    /// Row `i`, oldest first.
+    fn row(&self, i: usize) -> Option<Pos> {
+        match i {
+            0 => Some(self.first),
+            i => self.more.get(i - 1).copied(),
+        }
+    }
+
+    fn newest_first(&self) -> impl Iterator<Item = Pos> + '_ {
+        self.more
+            .iter()
+            .rev()
+            .copied()
+            .chain(std::iter::once(self.first))
+    }
+
+    /// Removes row `i` (oldest first); false when the group is left empty.
+    fn remove(&mut self, i: usize) -> bool {
+        match i {
+            0 if self.more.is_empty() => return false,
+            0 => self.first = self.more.remove(0),
+            i => {
+                self.more.remove(i - 1);
+            }
+        }
+        true
+    }
 }
 
 #[derive(Debug)]
@@ -82,8 +118,8 @@ impl HashIndex {
         // The key is copied only for a new group: rows with a key already there add no
         // allocation beyond their own entry.
         if let Some(g) = self.groups.find_mut(h, |g| g.key.as_slice() == image) {
-            g.rows.try_reserve(1)?;
-            g.rows.push(pos);
+            g.more.try_reserve(1)?;
+            g.more.push(pos);
         } else {
             let hash = heap_hash()?;
             // A temporary table's groups arrive one by one: start with room for a few, not
@@ -93,11 +129,13 @@ impl HashIndex {
             let mut key = AVec::new_in(self.arena.clone());
             key.try_reserve_exact(image.len())?;
             key.extend_from_slice(image);
-            let mut rows = AVec::new_in(self.arena.clone());
-            rows.try_reserve_exact(1)?;
-            rows.push(pos);
-            self.groups
-                .insert_unique(h, Group { key, hash, rows }, rehash);
+            let group = Group {
+                key,
+                hash,
+                first: pos,
+                more: AVec::new_in(self.arena.clone()),
+            };
+            self.groups.insert_unique(h, group, rehash);
         }
         self.entries += 1;
         Ok(())
@@ -112,11 +150,10 @@ impl HashIndex {
             return false;
         };
         let g = entry.get_mut();
-        let Some(i) = g.rows.iter().rposition(|&p| p == pos) else {
+        let Some(i) = (0..g.len()).rev().find(|&i| g.row(i) == Some(pos)) else {
             return false;
         };
-        g.rows.remove(i);
-        if g.rows.is_empty() {
+        if !g.remove(i) {
             entry.remove();
         }
         self.entries -= 1;
@@ -125,9 +162,7 @@ impl HashIndex {
 
     /// The rows with key `image`, newest first.
     pub fn lookup(&self, image: &[u8]) -> impl Iterator<Item = Pos> + '_ {
-        self.group(image)
-            .into_iter()
-            .flat_map(|g| g.rows.iter().rev().copied())
+        self.group(image).into_iter().flat_map(Group::newest_first)
     }
 
     /// The row after `pos` among the rows with key `image` (newest first). When `pos` is no
@@ -135,8 +170,8 @@ impl HashIndex {
     /// resume.
     pub fn next_after(&self, image: &[u8], pos: Pos, at: usize) -> Option<(Pos, usize)> {
         let g = self.group(image)?;
-        let newest_first = |i: usize| g.rows.len().checked_sub(i + 1).map(|j| g.rows[j]);
-        let i = match (0..g.rows.len()).find(|&i| newest_first(i) == Some(pos)) {
+        let newest_first = |i: usize| g.len().checked_sub(i + 1).and_then(|j| g.row(j));
+        let i = match (0..g.len()).find(|&i| newest_first(i) == Some(pos)) {
             Some(i) => i + 1,
             None => at,
         };
@@ -175,11 +210,10 @@ impl HashIndex {
                 Some(g as *const Group),
                 "every group is found by its key"
             );
-            assert!(!g.rows.is_empty(), "no empty group");
-            for &p in &g.rows {
+            for p in g.newest_first() {
                 assert!(seen.insert(p), "row {p} is in the index once");
             }
-            n += g.rows.len() as u64;
+            n += g.len() as u64;
         }
         assert_eq!(n, self.entries, "entry count");
     }

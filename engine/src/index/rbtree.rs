@@ -34,6 +34,47 @@ enum Link {
     Right(u32),
 }
 
+/// The links a descent followed, on the stack: a red-black tree of `u32` nodes is at most
+/// 64 levels deep, and a deletion adds at most that many again to reach a successor (mysys
+/// keeps a fixed array of parents too).
+struct Path {
+    links: [Link; Path::MAX],
+    len: usize,
+}
+
+impl Path {
+    const MAX: usize = 130;
+
+    fn root() -> Path {
+        Path {
+            links: [Link::Root; Path::MAX],
+            len: 1,
+        }
+    }
+
+    fn push(&mut self, l: Link) {
+        self.links[self.len] = l;
+        self.len += 1;
+    }
+
+    fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+}
+
+impl std::ops::Deref for Path {
+    type Target = [Link];
+    fn deref(&self) -> &[Link] {
+        &self.links[..self.len]
+    }
+}
+
+impl std::ops::DerefMut for Path {
+    fn deref_mut(&mut self) -> &mut [Link] {
+        &mut self.links[..self.len]
+    }
+}
+
 /// A side of a node; the rebalancing code is written once and mirrored through it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Side {
@@ -165,8 +206,8 @@ impl<K: Ord, A: Allocator + Clone> RbTree<K, A> {
 
     /// Descends towards the key `cmp` orders nodes against: the links followed and the node
     /// found (NIL if absent).
-    fn descend(&self, cmp: impl Fn(&K) -> Ordering) -> (Vec<Link>, u32) {
-        let mut path = vec![Link::Root];
+    fn descend(&self, cmp: impl Fn(&K) -> Ordering) -> (Path, u32) {
+        let mut path = Path::root();
         let mut el = self.root;
         while el != NIL {
             match cmp(&self.node(el).key) {
@@ -308,7 +349,7 @@ impl<K: Ord, A: Allocator + Clone> RbTree<K, A> {
     /// mysys `rb_delete_fixup`: the last link of `path` holds the node that replaced the
     /// removed black one. Written once for both sides: `side` is the side of its parent `x`
     /// hangs on (NIL counts as its parent's left child when that is NIL too, as in mysys).
-    fn delete_fixup(&mut self, mut path: Vec<Link>) {
+    fn delete_fixup(&mut self, mut path: Path) {
         let mut p = path.len() - 1;
         let mut x = self.get(path[p]);
         while x != self.root && !self.is_red(x) {

@@ -5,6 +5,12 @@ use rheap::key::{Algorithm, KeyDef, KeySeg, SegKind};
 use rheap::table::{Table, TableDef};
 
 pub fn table() -> Table {
+    table_with(&[0, 1])
+}
+
+/// The table with only the keys numbered in `keep` (0: the HASH key, 1: the BTREE key).
+#[allow(dead_code)]
+pub fn table_with(keep: &[usize]) -> Table {
     let a = KeySeg {
         kind: SegKind::Int {
             bytes: 4,
@@ -37,10 +43,15 @@ pub fn table() -> Table {
             min_rows: 0,
             max_table_size: 1 << 30,
             auto_increment: 0,
-            keys: vec![
+            keys: [
                 key(Algorithm::Hash, true, vec![a.clone()]),
                 key(Algorithm::Btree, false, vec![b]),
-            ],
+            ]
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| keep.contains(i))
+            .map(|(_, k)| k)
+            .collect(),
             auto_key: None,
             tmp_table: true,
             heap_lengths: false,
