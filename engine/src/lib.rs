@@ -14,6 +14,8 @@ pub mod key;
 pub mod limits;
 pub mod records;
 pub mod registry;
+pub mod row;
+pub mod row_store;
 pub mod status;
 pub mod table;
 

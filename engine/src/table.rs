@@ -12,7 +12,9 @@ use crate::key::{Algorithm, Image, KeyDef, KeySeg};
 use crate::limits::{
     heap_row_size, index_bytes_per_row, rows_in_memory, BlockGeometry, HeapLedger, IndexLedger,
 };
-use crate::records::{Pos, RecordStore};
+use crate::records::Pos;
+use crate::row::RowFormat;
+use crate::row_store::RowStore;
 
 /// What a table is created from (see `rheap_table_def` in the shim header).
 #[derive(Debug, Clone)]
@@ -33,6 +35,8 @@ pub struct TableDef {
     pub auto_key: Option<AutoKey>,
     /// A temporary table (internal, or CREATE TEMPORARY TABLE).
     pub tmp_table: bool,
+    /// How rows are stored: as they are, or packed (VARCHARs at their length, BLOBs inline).
+    pub format: RowFormat,
     /// Report MEMORY's DATA_LENGTH and INDEX_LENGTH (what HEAP would hold) rather than the
     /// bytes rheap holds: for ENGINE=MEMORY tables rheap serves, whose SHOW TABLE STATUS must
     /// stay MEMORY's.
@@ -95,7 +99,7 @@ pub struct Stats {
 #[derive(Debug)]
 pub struct Table {
     def: TableDef,
-    store: RecordStore,
+    store: RowStore,
     max_records: u64,
     /// The bytes HEAP would hold for these rows: with `index_ledgers`, decides "table is full".
     ledger: HeapLedger,
@@ -130,6 +134,10 @@ struct Scratch {
     new: Vec<Image>,
     /// Keys an update has moved so far.
     moved: Vec<usize>,
+    /// A row packed for storage.
+    packed: Vec<u8>,
+    /// The BLOB bytes of `row`.
+    blobs: Vec<u8>,
 }
 
 impl Table {
@@ -148,7 +156,8 @@ impl Table {
             })
             .collect();
         Table {
-            store: RecordStore::new(
+            store: RowStore::new(
+                def.format.clone(),
                 def.rec_len,
                 def.min_rows.min(max_records),
                 def.memory_limit(),
@@ -256,10 +265,37 @@ impl Table {
     /// and the table is already past its row count or its memory limit. A duplicate key gives
     /// `DuplicateKey` with the first key (in key order) that has one.
     pub fn write(&mut self, row: &[u8]) -> Result<Pos> {
-        self.with_scratch(|t, s| t.write_with(row, &mut s.new))
+        if !self.store.is_packed() {
+            return self.write_packed(row, row);
+        }
+        self.with_scratch(|t, s| {
+            t.store.pack_plain(row, &mut s.packed)?;
+            t.write_with(row, &s.packed, &mut s.new)
+        })
     }
 
-    fn write_with(&mut self, row: &[u8], images: &mut Vec<Image>) -> Result<Pos> {
+    /// [`write`](Self::write) of a record already packed (by [`RowFormat::pack`], which the
+    /// caller runs when the record has BLOBs; `packed` is `row` when rows are not packed).
+    pub fn write_packed(&mut self, row: &[u8], packed: &[u8]) -> Result<Pos> {
+        self.with_scratch(|t, s| t.write_with(row, packed, &mut s.new))
+    }
+
+    /// BLOB bytes count against the memory limit (HEAP has none: its row count and blocks
+    /// decide alone for tables without them).
+    fn check_blob_room(&self, adding: u64) -> Result<()> {
+        if adding > 0
+            && self.ledger.bytes() + self.index_length() + self.store.blob_bytes() + adding
+                >= self.def.memory_limit()
+        {
+            return Err(Error::TableFull);
+        }
+        Ok(())
+    }
+
+    fn write_with(&mut self, row: &[u8], packed: &[u8], images: &mut Vec<Image>) -> Result<Pos> {
+        if self.store.format().has_blobs() {
+            self.check_blob_room(self.store.format().blob_bytes(packed)? as u64)?;
+        }
         let count = self.store.records();
         let new_block = self.store.needs_new_slot() && self.ledger.starts_block(count);
         if new_block {
@@ -269,7 +305,7 @@ impl Table {
             }
         }
         self.fill_images(row, images)?;
-        let pos = self.store.insert(row)?;
+        let pos = self.store.insert(packed)?;
         if new_block {
             self.ledger.add_block();
         }
@@ -303,24 +339,59 @@ impl Table {
         Ok(pos)
     }
 
+    /// The stored bytes of row `pos`: the record itself unless rows are packed.
     pub fn read(&self, pos: Pos) -> Result<&[u8]> {
-        self.store.get(pos).ok_or(Error::RecordDeleted)
+        self.store.stored(pos).ok_or(Error::RecordDeleted)
+    }
+
+    /// Row `pos` as a record, into `out`; BLOB pointers point into `blobs`, which must be
+    /// kept as long as the record is used.
+    pub fn read_into(&self, pos: Pos, out: &mut [u8], blobs: &mut Vec<u8>) -> Result<()> {
+        self.store.read_into(pos, out, blobs)
+    }
+
+    /// The record of row `pos` into `s.row` (its BLOBs into `s.blobs`).
+    fn old_row(&self, pos: Pos, s: &mut Scratch) -> Result<()> {
+        s.row.resize(self.def.rec_len, 0);
+        self.store.read_into(pos, &mut s.row, &mut s.blobs)
     }
 
     /// Replaces row `pos`. Keys whose value changes move (to the newest place among equal
     /// keys, as in HEAP); on a duplicate every key is put back and the row is unchanged.
     pub fn update(&mut self, pos: Pos, new: &[u8]) -> Result<()> {
-        self.with_scratch(|t, s| t.update_with(pos, new, s))
+        if !self.store.is_packed() {
+            return self.update_packed(pos, new, new);
+        }
+        self.with_scratch(|t, s| {
+            let mut packed = std::mem::take(&mut s.packed);
+            let r = t
+                .store
+                .pack_plain(new, &mut packed)
+                .and_then(|()| t.update_with(pos, new, &packed, s));
+            s.packed = packed;
+            r
+        })
     }
 
-    fn update_with(&mut self, pos: Pos, new: &[u8], s: &mut Scratch) -> Result<()> {
-        s.row.clear();
-        s.row.extend_from_slice(self.read(pos)?);
+    /// [`update`](Self::update) with the new record already packed (see
+    /// [`write_packed`](Self::write_packed)).
+    pub fn update_packed(&mut self, pos: Pos, new: &[u8], packed: &[u8]) -> Result<()> {
+        self.with_scratch(|t, s| t.update_with(pos, new, packed, s))
+    }
+
+    fn update_with(&mut self, pos: Pos, new: &[u8], packed: &[u8], s: &mut Scratch) -> Result<()> {
+        self.old_row(pos, s)?;
+        if self.store.format().has_blobs() {
+            let old = self.store.format().blob_bytes(self.read(pos)?)? as u64;
+            let new = self.store.format().blob_bytes(packed)? as u64;
+            self.check_blob_room(new.saturating_sub(old))?;
+        }
         let Scratch {
             row: old,
             old: old_images,
             new: new_images,
             moved,
+            ..
         } = s;
         let keys = self.active_keys();
         old_images.resize_with(keys, Image::default);
@@ -348,7 +419,7 @@ impl Table {
             self.add_key(k, &new_images[k], new, pos)?;
             moved.push(k);
         }
-        self.store.update(pos, new)?;
+        self.store.update(pos, packed)?;
         if let Some(a) = self
             .def
             .auto_key
@@ -366,8 +437,7 @@ impl Table {
     }
 
     fn delete_with(&mut self, pos: Pos, s: &mut Scratch) -> Result<()> {
-        s.row.clear();
-        s.row.extend_from_slice(self.read(pos)?);
+        self.old_row(pos, s)?;
         self.fill_images(&s.row, &mut s.old)?;
         for (k, img) in s.old.iter().enumerate() {
             self.remove_key(k, img, &s.row, pos)?;
@@ -533,9 +603,13 @@ impl Table {
         }
         if !self.keys_disabled {
             let mut pos = 0;
+            let mut row = vec![0u8; self.def.rec_len];
+            let mut blobs = Vec::new();
             while let Some(p) = self.store.next_live(pos) {
-                let row = self.store.get(p).expect("live");
-                for (k, img) in self.images(row).expect("images").iter().enumerate() {
+                self.store
+                    .read_into(p, &mut row, &mut blobs)
+                    .expect("a live row");
+                for (k, img) in self.images(&row).expect("images").iter().enumerate() {
                     let found = match &self.indexes[k] {
                         Index::Hash(h) => h.lookup(&img.bytes).any(|q| q == p),
                         Index::Btree(b) => b.contains_entry(&img.bytes, p),
@@ -562,6 +636,7 @@ mod tests {
             keys: Vec::new(),
             auto_key: None,
             tmp_table: false,
+            format: RowFormat::default(),
             heap_lengths: true,
         }
     }
@@ -611,6 +686,64 @@ mod tests {
         t.debug_check_consistency();
     }
 
+    #[test]
+    fn packed_rows_keep_keys_positions_and_the_limit() {
+        use crate::key::{KeySeg, SegKind};
+        use crate::row::{VarField, VarKind};
+        // [null byte][VARCHAR(20) with 1 length byte], a BTREE key on the VARCHAR.
+        let seg = KeySeg {
+            kind: SegKind::Binary,
+            start: 1,
+            length: 21,
+            null: Some((0, 1)),
+        };
+        let def = TableDef {
+            rec_len: 22,
+            keys: vec![KeyDef {
+                algorithm: Algorithm::Btree,
+                unique: true,
+                nulls_equal: false,
+                segs: vec![seg],
+                key_length: 22,
+            }],
+            format: RowFormat::new(
+                22,
+                vec![VarField {
+                    offset: 1,
+                    kind: VarKind::Varchar {
+                        len_bytes: 1,
+                        max: 20,
+                    },
+                }],
+            )
+            .unwrap(),
+            ..def(0, 1 << 20)
+        };
+        let rec = |s: &[u8]| {
+            let mut r = vec![0, s.len() as u8];
+            r.extend_from_slice(s);
+            r.resize(22, 0);
+            r
+        };
+        let mut t = Table::new(def, 0);
+        for w in [&b"pear"[..], b"apple", b"fig"] {
+            t.write(&rec(w)).unwrap();
+        }
+        assert_eq!(t.write(&rec(b"fig")), Err(Error::DuplicateKey(0)));
+        t.update(0, &rec(b"a much longer pear")).unwrap();
+        t.delete(1).unwrap();
+        assert_eq!(t.write(&rec(b"kiwi")).unwrap(), 1);
+        t.debug_check_consistency();
+        let mut out = vec![0u8; 22];
+        let mut blobs = Vec::new();
+        t.read_into(0, &mut out, &mut blobs).unwrap();
+        assert_eq!(out, rec(b"a much longer pear"));
+        assert_eq!(t.read(2).unwrap().len(), 1 + 1 + 3, "stored at its length");
+        t.clear();
+        t.debug_check_consistency();
+        assert_eq!(t.memory_bytes(), 0);
+    }
+
     mod model {
         //! The table with a unique HASH key, a BTREE key and a non-unique HASH key, driven by
         //! random operations and checked against std collections.
@@ -656,6 +789,7 @@ mod tests {
                 ],
                 auto_key: None,
                 tmp_table: false,
+                format: RowFormat::default(),
                 heap_lengths: true,
             };
             Table::new(def, 0)

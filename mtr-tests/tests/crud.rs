@@ -88,7 +88,8 @@ fn refusals_match_memory() -> anyhow::Result<()> {
     insta::assert_snapshot!(transcript(
         &mut c,
         &[
-            "CREATE TABLE b (a BLOB) ENGINE=RHEAP",
+            "CREATE TABLE f (a VARCHAR(10), FULLTEXT (a)) ENGINE=RHEAP",
+            "CREATE TABLE f (a VARCHAR(10), FULLTEXT (a)) ENGINE=MEMORY",
             "CREATE TABLE b (a BLOB) ENGINE=MEMORY",
             "DROP TABLE IF EXISTS no_such_table",
             "SHOW WARNINGS",

@@ -55,7 +55,7 @@ pub fn generate(server: &Server, out: &Path) {
         // Error codes (my_base.h).
         .allowlist_var("HA_ERR_.*")
         // Table, index and key flags, info() and open() flags (handler.h, my_base.h).
-        .allowlist_var("HA_(FAST_KEY_READ|NO_BLOBS|NULL_IN_KEY|BINLOG_ROW_CAPABLE|BINLOG_STMT_CAPABLE|CAN_SQL_HANDLER|CAN_ONLINE_BACKUPS|REC_NOT_IN_SEQ|CAN_INSERT_DELAYED|NO_TRANSACTIONS|HAS_RECORDS|STATS_RECORDS_IS_EXACT|CAN_HASH_KEYS)")
+        .allowlist_var("HA_(FAST_KEY_READ|NO_BLOBS|NULL_IN_KEY|BINLOG_ROW_CAPABLE|BINLOG_STMT_CAPABLE|CAN_SQL_HANDLER|CAN_ONLINE_BACKUPS|REC_NOT_IN_SEQ|CAN_INSERT_DELAYED|NO_TRANSACTIONS|HAS_RECORDS|STATS_RECORDS_IS_EXACT|CAN_HASH_KEYS|CAN_GEOMETRY)")
         .allowlist_var("HA_(READ_NEXT|READ_PREV|READ_ORDER|READ_RANGE|ONLY_WHOLE_INDEX|KEY_SCAN_NOT_ROR)")
         .allowlist_var("HA_(NOSAME|NULL_ARE_EQUAL|AUTO_KEY|STATUS_.*|OPEN_INTERNAL_TABLE)")
         .allowlist_type("ha_rkey_function|ha_key_alg|ha_base_keytype|enum_field_types|ha_extra_function")

@@ -69,11 +69,12 @@ class rheap_def_builder
 {
   rheap_key_def keys[MAX_KEY];
   rheap_key_seg *segs= nullptr;
+  rheap_var_field *vars= nullptr;
 
 public:
   rheap_table_def def;
 
-  ~rheap_def_builder() { delete[] segs; }
+  ~rheap_def_builder() { delete[] segs; delete[] vars; }
 
   /** Fills `def` from `table` as HEAP reads a definition (heap_prepare_hp_create_info).
       Returns 0 or HA_ERR_OUT_OF_MEM. */
@@ -108,6 +109,27 @@ public:
     def.auto_key_type= table->found_next_number_field ?
       (uint8_t) table->found_next_number_field->key_type() : 0;
     def.for_memory= for_memory && !internal;
+    def.nvars= 0;
+    if (s->varchar_fields || s->blob_fields)
+    {
+      if (!(vars= new (std::nothrow) rheap_var_field[s->fields]()))
+        return HA_ERR_OUT_OF_MEM;
+      for (uint i= 0; i < s->fields; i++)
+      {
+        Field *f= table->field[i];
+        uint32_t offset= (uint32_t) (f->ptr - table->record[0]);
+        if (f->flags & BLOB_FLAG)
+          vars[def.nvars++]= { offset, (uint8_t) static_cast<Field_blob *>(f)->pack_length_no_ptr(),
+                               1, 0 };
+        else if (f->real_type() == MYSQL_TYPE_VARCHAR ||
+                 f->real_type() == MYSQL_TYPE_VARCHAR_COMPRESSED)
+        {
+          Field_varstring *v= static_cast<Field_varstring *>(f);
+          vars[def.nvars++]= { offset, (uint8_t) v->length_bytes, 0, v->field_length };
+        }
+      }
+    }
+    def.vars= vars;
     return 0;
   }
 
@@ -154,7 +176,7 @@ public:
   ~ha_rheap() override { rheap_handler_free(rs); }
 
   /** Capabilities, as the server tests them with HA_* bits (handler.h). */
-  ulonglong table_flags() const override { return rheap_table_flags(); }
+  ulonglong table_flags() const override { return rheap_table_flags(ht == heap_hton); }
   /** What a key can do: HASH keys only find whole keys; BTREE keys also scan in order. */
   ulong index_flags(uint inx, uint, bool) const override
   { return (ulong) rheap_index_flags(is_btree(inx)); }

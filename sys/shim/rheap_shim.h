@@ -61,6 +61,19 @@ typedef struct rheap_key_def {
 } rheap_key_def;
 
 /** What the engine needs of a table definition (from TABLE_SHARE and the creating thread). */
+/** A variable-length field of the record: a VARCHAR (length, then room for its most bytes) or
+    a BLOB (length, then a pointer to the bytes). */
+typedef struct rheap_var_field {
+  /** Offset of the field's length bytes in the record. */
+  uint32_t offset;
+  /** Bytes of the length: 1 or 2 for a VARCHAR, 1 to 4 for a BLOB. */
+  uint8_t len_bytes;
+  /** Non-zero for a BLOB (TEXT, JSON, GEOMETRY). */
+  uint8_t blob;
+  /** A VARCHAR's room for bytes after its length. */
+  uint32_t max;
+} rheap_var_field;
+
 typedef struct rheap_table_def {
   /** Bytes of one row in the server's record format (TABLE_SHARE::reclength). */
   uint32_t reclength;
@@ -85,6 +98,9 @@ typedef struct rheap_table_def {
   uint8_t auto_key_type;
   /** Non-zero for an ENGINE=MEMORY table rheap serves (rheap_takeover=ALL). */
   uint8_t for_memory;
+  /** The record's variable-length fields, in record order; valid during the call only. */
+  const rheap_var_field *vars;
+  uint32_t nvars;
 } rheap_table_def;
 
 /** What handler::info() reports (the fields of ha_statistics the engine knows). */
@@ -125,7 +141,8 @@ int rheap_drop_table(const char *name);
 /** A new handler state, or NULL when out of memory. */
 rheap_handler *rheap_handler_new(void);
 void rheap_handler_free(rheap_handler *h);
-uint64_t rheap_table_flags(void);
+/** handler::table_flags(); `for_memory`: the handler is MEMORY's (no BLOBs there). */
+uint64_t rheap_table_flags(uint8_t for_memory);
 uint32_t rheap_ref_length(void);
 /** Whether the open table is one of the server's internal temporary tables (it lives only as
     long as its handler). */

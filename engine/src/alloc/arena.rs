@@ -30,6 +30,8 @@ const CLASSES: usize = (SMALL_MAX.trailing_zeros() - MIN_PIECE.trailing_zeros() 
 pub struct Arena(Arc<Shared>);
 
 struct Shared {
+    /// What the arena was made with (for [`Arena::fresh`]).
+    params: (usize, u64, u64),
     inner: Mutex<Inner>,
     /// `Inner::bytes`, readable without the lock.
     bytes: AtomicUsize,
@@ -66,6 +68,7 @@ impl Arena {
     /// beyond `limit` bytes.
     pub fn new(element: usize, planned: u64, limit: u64) -> Arena {
         Arena(Arc::new(Shared {
+            params: (element, planned, limit),
             inner: Mutex::new(Inner {
                 growth: Growth::new(element, planned, limit),
                 blocks: Vec::new(),
@@ -77,6 +80,12 @@ impl Arena {
             }),
             bytes: AtomicUsize::new(0),
         }))
+    }
+
+    /// A new, empty arena made as this one was.
+    pub fn fresh(&self) -> Arena {
+        let (element, planned, limit) = self.0.params;
+        Arena::new(element, planned, limit)
     }
 
     /// Bytes of the blocks the arena holds.

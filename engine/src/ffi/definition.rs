@@ -4,6 +4,7 @@
 use super::charset::ServerCollation;
 use crate::error::{Error, Result};
 use crate::key::{Algorithm, KeyDef, KeySeg, SegKind};
+use crate::row::{RowFormat, VarField, VarKind};
 use crate::table::{AutoKey, TableDef};
 use rheap_sys::shim::{rheap_key_def, rheap_key_seg, rheap_table_def};
 use rheap_sys::*;
@@ -120,7 +121,38 @@ pub unsafe fn table_def(def: &rheap_table_def) -> Result<TableDef> {
             })
         }
     };
+    let vars = if def.nvars == 0 || def.vars.is_null() {
+        &[]
+    } else {
+        // SAFETY: by the contract, nvars fields.
+        unsafe { std::slice::from_raw_parts(def.vars, def.nvars as usize) }
+    };
+    let vars: Vec<VarField> = vars
+        .iter()
+        .map(|v| VarField {
+            offset: v.offset as usize,
+            kind: if v.blob != 0 {
+                VarKind::Blob {
+                    len_bytes: usize::from(v.len_bytes),
+                }
+            } else {
+                VarKind::Varchar {
+                    len_bytes: usize::from(v.len_bytes),
+                    max: v.max as usize,
+                }
+            },
+        })
+        .collect();
+    let has_blobs = vars.iter().any(|v| matches!(v.kind, VarKind::Blob { .. }));
+    // RHEAP tables store rows packed. Tables served for MEMORY keep MEMORY's fixed rows, and
+    // internal temporary tables too unless they have BLOBs (which a fixed row cannot hold).
+    let packed = def.for_memory == 0 && (def.internal == 0 || has_blobs);
+    let format = RowFormat::new(
+        def.reclength as usize,
+        if packed { vars } else { Vec::new() },
+    )?;
     Ok(TableDef {
+        format,
         rec_len: def.reclength as usize,
         max_rows: def.max_rows,
         min_rows: def.min_rows,

@@ -51,6 +51,12 @@ pub struct Handler {
     internal: bool,
     /// Rows written to an internal table, not yet in `Rheap_rows_written`.
     rows_unreported: u64,
+    /// A record being written, packed with its BLOBs.
+    packed: Vec<u8>,
+    /// The BLOB bytes of the record last read: the server reads them through the record's
+    /// pointers until this handler reads another row (the old row of an UPDATE included,
+    /// which the server keeps in record[1] while it writes the new one).
+    pub(super) blobs: Vec<u8>,
     /// Rows changed through this handler since its statistics were last refreshed.
     records_changed: u64,
     /// The table's key_stat_version when this handler last refreshed its statistics.
@@ -160,12 +166,18 @@ pub unsafe extern "C" fn rheap_handler_free(h: *mut rheap_handler) {
     })
 }
 
-/// `handler::table_flags`: HEAP's capabilities, less what rheap does not do yet.
+/// `handler::table_flags`: HEAP's capabilities; RHEAP tables also take BLOBs, which MEMORY's
+/// tables (`for_memory`) keep refusing.
 #[no_mangle]
-pub extern "C" fn rheap_table_flags() -> u64 {
+pub extern "C" fn rheap_table_flags(for_memory: u8) -> u64 {
     use rheap_sys::*;
-    HA_FAST_KEY_READ
-        | HA_NO_BLOBS
+    let blobs = if for_memory != 0 {
+        HA_NO_BLOBS
+    } else {
+        HA_CAN_GEOMETRY
+    };
+    blobs
+        | HA_FAST_KEY_READ
         | HA_NULL_IN_KEY
         | HA_BINLOG_ROW_CAPABLE
         | HA_BINLOG_STMT_CAPABLE
@@ -290,7 +302,14 @@ pub unsafe extern "C" fn rheap_write_row(h: *mut rheap_handler, buf: *const u8) 
         let buf = unsafe { row(buf, h.rec_len) }?;
         let share = h.share()?;
         let mut table = share.write()?;
-        let r = table.write(buf);
+        let r = if table.def().format.has_blobs() {
+            // SAFETY: the server's record holds valid pointers to its BLOBs' bytes for the
+            // duration of the call.
+            unsafe { table.def().format.pack(buf, &mut h.packed) }
+                .and_then(|_| table.write_packed(buf, &h.packed))
+        } else {
+            table.write(buf)
+        };
         share.account(&table);
         if r == Err(Error::TableFull) && h.internal {
             // The server now moves this internal table to its on-disk engine.
@@ -326,7 +345,15 @@ pub unsafe extern "C" fn rheap_update_row(
         let new_data = unsafe { row(new_data, h.rec_len) }?;
         let share = h.share()?;
         let mut table = share.write()?;
-        let r = table.update(h.current()?, new_data);
+        let pos = h.current()?;
+        let r = if table.def().format.has_blobs() {
+            // SAFETY: as in write_row: the new record's BLOB pointers are the server's, valid
+            // during the call (and may point into `h.blobs`, which packing only reads).
+            unsafe { table.def().format.pack(new_data, &mut h.packed) }
+                .and_then(|_| table.update_packed(pos, new_data, &h.packed))
+        } else {
+            table.update(pos, new_data)
+        };
         share.account(&table);
         h.note(r)?;
         h.count_change(&mut table);
@@ -406,7 +433,7 @@ pub unsafe extern "C" fn rheap_rnd_next(h: *mut rheap_handler, buf: *mut u8) -> 
         let share = h.share()?;
         let table = share.read()?;
         let pos = table.next(h.scan_next).ok_or(Error::EndOfFile)?;
-        out.copy_from_slice(table.read(pos)?);
+        table.read_into(pos, out, &mut h.blobs)?;
         h.current = Some(pos);
         h.scan_next = pos + 1;
         Ok(())
@@ -446,7 +473,7 @@ pub unsafe extern "C" fn rheap_rnd_pos(
                 .expect("REF_LENGTH bytes"),
         );
         let share = h.share()?;
-        out.copy_from_slice(share.read()?.read(pos)?);
+        share.read()?.read_into(pos, out, &mut h.blobs)?;
         h.current = Some(pos);
         Ok(())
     })
@@ -568,7 +595,7 @@ pub unsafe extern "C" fn rheap_restart_rnd_next(h: *mut rheap_handler, buf: *mut
         let out = unsafe { row_mut(buf, h.rec_len) }?;
         let pos = h.remembered.ok_or(Error::WrongCommand)?;
         let share = h.share()?;
-        out.copy_from_slice(share.read()?.read(pos)?);
+        share.read()?.read_into(pos, out, &mut h.blobs)?;
         h.current = Some(pos);
         h.scan_next = pos + 1;
         Ok(())

@@ -45,7 +45,7 @@ fn find_of(flag: i32) -> Option<Find> {
 
 /// Copies row `pos` into `out` and makes it the current row.
 fn land(h: &mut Handler, table: &Table, out: &mut [u8], pos: Pos) -> Result<()> {
-    out.copy_from_slice(table.read(pos)?);
+    table.read_into(pos, out, &mut h.blobs)?;
     h.current = Some(pos);
     Ok(())
 }

@@ -54,6 +54,7 @@ pub fn table_with(keep: &[usize]) -> Table {
             .collect(),
             auto_key: None,
             tmp_table: true,
+            format: Default::default(),
             heap_lengths: false,
         },
         0,
