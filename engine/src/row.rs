@@ -59,6 +59,7 @@ pub struct RowFormat {
     rec_len: usize,
     /// In record order, not overlapping.
     vars: Vec<VarField>,
+    blobs: bool,
 }
 
 fn read_len(b: &[u8]) -> usize {
@@ -82,7 +83,12 @@ impl RowFormat {
                 return Err(Error::Internal(format!("bad variable field {v:?}")));
             }
         }
-        Ok(RowFormat { rec_len, vars })
+        let blobs = vars.iter().any(|v| matches!(v.kind, VarKind::Blob { .. }));
+        Ok(RowFormat {
+            rec_len,
+            vars,
+            blobs,
+        })
     }
 
     /// Whether records are stored as they are (no variable-length field).
@@ -92,9 +98,7 @@ impl RowFormat {
 
     /// Whether the records have BLOB fields.
     pub fn has_blobs(&self) -> bool {
-        self.vars
-            .iter()
-            .any(|v| matches!(v.kind, VarKind::Blob { .. }))
+        self.blobs
     }
 
     /// Packs `rec` into `out` (cleared first); returns the bytes of BLOB data in it.
@@ -140,6 +144,9 @@ impl RowFormat {
 
     /// Bytes of BLOB data in packed row `packed`.
     pub fn blob_bytes(&self, packed: &[u8]) -> Result<usize> {
+        if !self.blobs {
+            return Ok(0);
+        }
         let mut n = 0;
         self.walk(packed, |v, len, _| {
             if matches!(v.kind, VarKind::Blob { .. }) {
