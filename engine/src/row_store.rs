@@ -230,6 +230,8 @@ fn put(arena: &Arena, bytes: &[u8]) -> Result<NonNull<u8>> {
 mod tests {
     use super::*;
     use crate::row::{VarField, VarKind};
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
 
     fn format() -> RowFormat {
         RowFormat::new(
@@ -284,5 +286,124 @@ mod tests {
         s.clear();
         assert_eq!(s.records(), 0);
         s.debug_check_consistency();
+    }
+
+    /// `[VARCHAR(30), 1-byte length][BLOB, 3-byte length]`
+    fn blob_format() -> RowFormat {
+        RowFormat::new(
+            31 + 3 + 8,
+            vec![
+                VarField {
+                    offset: 0,
+                    kind: VarKind::Varchar {
+                        len_bytes: 1,
+                        max: 30,
+                    },
+                },
+                VarField {
+                    offset: 31,
+                    kind: VarKind::Blob { len_bytes: 3 },
+                },
+            ],
+        )
+        .unwrap()
+    }
+
+    /// A record of `blob_format` whose BLOB pointer points into `blob`.
+    fn blob_rec(v: &[u8], blob: &[u8]) -> Vec<u8> {
+        let mut r = vec![v.len() as u8];
+        r.extend_from_slice(v);
+        r.resize(31, 0);
+        r.extend_from_slice(&(blob.len() as u32).to_le_bytes()[..3]);
+        let p = if blob.is_empty() {
+            0
+        } else {
+            blob.as_ptr() as usize
+        };
+        r.extend_from_slice(&p.to_ne_bytes());
+        r
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Insert(Vec<u8>, Vec<u8>),
+        Update(usize, Vec<u8>, Vec<u8>),
+        Delete(usize),
+        Clear,
+    }
+
+    fn value() -> impl Strategy<Value = (Vec<u8>, Vec<u8>)> {
+        (
+            proptest::collection::vec(any::<u8>(), 0..=30),
+            prop_oneof![
+                proptest::collection::vec(any::<u8>(), 0..40),
+                proptest::collection::vec(any::<u8>(), 0..20_000),
+            ],
+        )
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            5 => value().prop_map(|(v, b)| Op::Insert(v, b)),
+            4 => (any::<usize>(), value()).prop_map(|(i, (v, b))| Op::Update(i, v, b)),
+            2 => any::<usize>().prop_map(Op::Delete),
+            1 => Just(Op::Clear),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+        /// Packed rows with BLOBs that grow, shrink and go, against a map from slot to values:
+        /// every row reads back whole, in slot order, and the BLOB bytes add up.
+        #[test]
+        fn blob_rows_match_a_model(ops in proptest::collection::vec(op(), 1..60)) {
+            let f = blob_format();
+            let mut s = RowStore::new(f.clone(), 42, 0, u64::MAX);
+            let mut model: BTreeMap<Pos, (Vec<u8>, Vec<u8>)> = BTreeMap::new();
+            let mut packed = Vec::new();
+            for op in ops {
+                match op {
+                    Op::Insert(v, b) => {
+                        // SAFETY: the record's pointer points at `b`, alive for the call.
+                        unsafe { f.pack(&blob_rec(&v, &b), &mut packed) }.unwrap();
+                        let pos = s.insert(&packed).unwrap();
+                        prop_assert!(model.insert(pos, (v, b)).is_none());
+                    }
+                    Op::Update(i, v, b) if !model.is_empty() => {
+                        let pos = *model.keys().nth(i % model.len()).unwrap();
+                        // SAFETY: as above.
+                        unsafe { f.pack(&blob_rec(&v, &b), &mut packed) }.unwrap();
+                        s.update(pos, &packed).unwrap();
+                        model.insert(pos, (v, b));
+                    }
+                    Op::Delete(i) if !model.is_empty() => {
+                        let pos = *model.keys().nth(i % model.len()).unwrap();
+                        s.delete(pos).unwrap();
+                        model.remove(&pos);
+                    }
+                    Op::Clear => {
+                        s.clear();
+                        model.clear();
+                    }
+                    _ => {}
+                }
+                s.debug_check_consistency();
+                let mut out = vec![0u8; 42];
+                let mut blobs = Vec::new();
+                let mut p = 0;
+                let mut seen = Vec::new();
+                while let Some(q) = s.next_live(p) {
+                    s.read_into(q, &mut out, &mut blobs).unwrap();
+                    let v = out[1..1 + out[0] as usize].to_vec();
+                    let len = u32::from_le_bytes([out[31], out[32], out[33], 0]) as usize;
+                    prop_assert_eq!(len, blobs.len());
+                    seen.push((q, (v, blobs.clone())));
+                    p = q + 1;
+                }
+                prop_assert_eq!(seen, model.clone().into_iter().collect::<Vec<_>>());
+                let blob_total: usize = model.values().map(|(_, b)| b.len()).sum();
+                prop_assert_eq!(s.blob_bytes(), blob_total as u64);
+            }
+        }
     }
 }
