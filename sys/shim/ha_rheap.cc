@@ -587,8 +587,30 @@ static MYSQL_SYSVAR_ULONGLONG(block_cache_size, block_cache_size, PLUGIN_VAR_RQC
   "go back to the system at once. 0 keeps none.",
   NULL, update_block_cache_size, 16ULL << 20, 0, ULONGLONG_MAX, 1024);
 
+#ifdef RHEAP_FAILPOINTS
+/** rheap_debug_fail_alloc_after: test builds only (cargo feature `failpoints`), never in the
+    shipped plugin. Shows the value last set; the countdown itself lives in the engine. */
+static long long debug_fail_alloc_after;
+
+static void update_debug_fail_alloc_after(THD *, struct st_mysql_sys_var *, void *,
+                                          const void *save)
+{
+  debug_fail_alloc_after= *static_cast<const long long *>(save);
+  rheap_debug_fail_alloc_after(debug_fail_alloc_after);
+}
+
+static MYSQL_SYSVAR_LONGLONG(debug_fail_alloc_after, debug_fail_alloc_after, PLUGIN_VAR_RQCMDARG,
+  "Test builds only: RHEAP's block allocation fails after this many more blocks, server-wide, "
+  "until it is set again; -1 never fails.",
+  NULL, update_debug_fail_alloc_after, -1, -1, LONGLONG_MAX, 1);
+#endif
+
 static struct st_mysql_sys_var *rheap_system_variables[]= {
-  MYSQL_SYSVAR(takeover), MYSQL_SYSVAR(block_cache_size), NULL
+  MYSQL_SYSVAR(takeover), MYSQL_SYSVAR(block_cache_size),
+#ifdef RHEAP_FAILPOINTS
+  MYSQL_SYSVAR(debug_fail_alloc_after),
+#endif
+  NULL
 };
 
 static struct st_mysql_show_var rheap_status_variables[]= {

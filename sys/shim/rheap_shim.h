@@ -200,6 +200,9 @@ uint8_t rheap_has_table(const char *name);
 uint64_t rheap_memory_tables(void);
 /** rheap_block_cache_size changed (and at init): bytes the block cache may keep. */
 void rheap_set_block_cache_size(uint64_t bytes);
+/** Test builds only (feature `failpoints`; the shim calls it only when compiled with
+    RHEAP_FAILPOINTS): block allocation fails after `n` more blocks; negative: never. */
+void rheap_debug_fail_alloc_after(int64_t n);
 
 /* ---- Implemented in the C++ shim, called from Rust ----------------------------------------- */
 
