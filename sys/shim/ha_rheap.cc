@@ -214,7 +214,7 @@ public:
   {
     /* A handler made for MEMORY without a table at hand (the partition engine makes those):
        decide by the name being created. */
-    if (ht == heap_hton && !rheap_serves((uint32_t) takeover_mode, 0, name))
+    if (ht == heap_hton && !rheap_serves((uint32_t) takeover_mode, 0, 1, name))
     {
       handler *h= heap_create(ht, NULL, current_thd->mem_root);
       return h ? h->ha_create(name, form, info) : HA_ERR_OUT_OF_MEM;
@@ -505,7 +505,13 @@ static handler *rheap_heap_create(handlerton *hton, TABLE_SHARE *share, MEM_ROOT
      CREATE TABLE and ALTER TABLE also build INTERNAL_TMP_TABLE shares, but in a database. */
   bool internal= share && share->tmp_table == INTERNAL_TMP_TABLE &&
     (!share->db.length || !strcmp(share->db.str, INFORMATION_SCHEMA_NAME.str));
-  if (rheap_serves((uint32_t) takeover_mode, internal, share ? share->normalized_path.str : NULL))
+  /* Those shares in a database are tables being created (CREATE TABLE, ALTER's new table);
+     every other named table exists already, and is rheap's only if rheap holds it: else it is
+     HEAP's (created in another mode), and a handler of ours would open an empty table of
+     our own in its place. */
+  bool creating= share && share->tmp_table == INTERNAL_TMP_TABLE && !internal;
+  if (rheap_serves((uint32_t) takeover_mode, internal, creating,
+                   share ? share->normalized_path.str : NULL))
     return new (mem_root) ha_rheap(hton, share);
   return heap_create(hton, share, mem_root);
 }

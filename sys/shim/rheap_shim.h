@@ -191,9 +191,11 @@ uint64_t rheap_records(rheap_handler *h);
 
 /* Taking over MEMORY's tables (the shim's replacement of heap_hton->create asks these). */
 /** Non-zero when rheap serves this MEMORY table: `mode` is rheap_takeover (0 OFF, 1 INTERNAL,
-    2 ALL), `internal` marks the server's internal temporary tables, `name` is the table's
-    path or NULL when the server names no table (rheap then passes on what it does not hold). */
-uint8_t rheap_serves(uint32_t mode, uint8_t internal, const char *name);
+    2 ALL), `internal` marks the server's internal temporary tables, `creating` a table being
+    created (CREATE TABLE, ALTER's copy) rather than an existing one opened, `name` is the
+    table's path or NULL when the server names no table (rheap then passes on what it does not
+    hold). */
+uint8_t rheap_serves(uint32_t mode, uint8_t internal, uint8_t creating, const char *name);
 /** Non-zero when rheap holds the named table. */
 uint8_t rheap_has_table(const char *name);
 /** How many ENGINE=MEMORY tables rheap holds (while any, the plugin keeps itself loaded). */
