@@ -12,6 +12,9 @@
 //!   ENGINE=RHEAP and, side by side, ENGINE=MEMORY; RHEAP's failures are judged by
 //!   mtr-tests/storage_engine.exceptions and compared with MEMORY's (extra ARGS go to both
 //!   mtr runs).
+//! - `rheap-dev stress [--threads N] [--secs S]`: the stress run (default 32 clients for 60 s):
+//!   temp-table statements, DDL, shared-table writers and readers, rheap_takeover switches; then
+//!   the final checks (server up, committed rows, Rheap_tables_live, error log).
 //! - `rheap-dev docker-check`: the checks of docker/ that need no Docker engine.
 //! - `rheap-dev test`: every check, in order, with progress; the last line is
 //!   `N passed, N failed` over everything that ran.
@@ -19,7 +22,7 @@
 use anyhow::{bail, Result};
 use mysql::prelude::Queryable;
 use rheap_mtr_tests::server::{Options, Server};
-use rheap_mtr_tests::{docker_check, mtr, paths, plugin, process, sql, storage_engine};
+use rheap_mtr_tests::{docker_check, mtr, paths, plugin, process, sql, storage_engine, stress};
 use std::time::Instant;
 
 /// The upstream `main` tests heavy in temporary tables that must pass unchanged with every
@@ -88,11 +91,13 @@ fn main() {
             report(&[docker_tally()]);
             Ok(())
         }
+        Some("stress") => stress_args(&args[1..]).map(|cfg| report(&[stress_tally(cfg)])),
         Some("test") => test(),
         _ => {
             eprintln!(
                 "usage: rheap-dev plugin | serve [--smoke] | mtr [MTR ARGS] | upstream \
-                 | takeover [MTR ARGS] | storage-engine [MTR ARGS] | docker-check | test"
+                 | takeover [MTR ARGS] | storage-engine [MTR ARGS] | docker-check \
+                 | stress [--threads N] [--secs S] | test"
             );
             std::process::exit(2);
         }
@@ -217,6 +222,53 @@ fn docker_tally() -> Tally {
         failed: notes.len(),
         skipped: 0,
         notes,
+    }
+}
+
+/// `--threads N`, `--secs S` over the full run's defaults.
+fn stress_args(args: &[String]) -> Result<stress::Config> {
+    let mut cfg = stress::Config::FULL;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let value = |v: Option<&String>| -> Result<u64> {
+            v.and_then(|v| v.parse().ok())
+                .ok_or_else(|| anyhow::anyhow!("{a} needs a number"))
+        };
+        match a.as_str() {
+            "--threads" => cfg.threads = value(it.next())? as usize,
+            "--secs" => cfg.secs = value(it.next())?,
+            other => bail!("stress: unknown argument {other}"),
+        }
+    }
+    Ok(cfg)
+}
+
+/// The stress run as a step: one pass or failure per final check.
+fn stress_tally(cfg: stress::Config) -> Tally {
+    let name = format!("stress ({} clients, {} s)", cfg.threads, cfg.secs);
+    println!(
+        "stress: {} clients for {} s on a private server",
+        cfg.threads, cfg.secs
+    );
+    match stress::run(cfg) {
+        Ok(r) => {
+            r.print();
+            let notes: Vec<String> = (r.checks.iter())
+                .filter(|c| !c.1)
+                .map(|c| format!("{}: {}", c.0, c.2))
+                .collect();
+            Tally {
+                name,
+                passed: r.checks.len() - notes.len(),
+                failed: notes.len(),
+                skipped: 0,
+                notes,
+            }
+        }
+        Err(e) => Tally {
+            notes: vec![format!("{e:#}")],
+            ..Tally::check(&name, false)
+        },
     }
 }
 
