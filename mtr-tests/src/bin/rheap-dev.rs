@@ -15,6 +15,9 @@
 //! - `rheap-dev stress [--threads N] [--secs S]`: the stress run (default 32 clients for 60 s):
 //!   temp-table statements, DDL, shared-table writers and readers, rheap_takeover switches; then
 //!   the final checks (server up, committed rows, Rheap_tables_live, error log).
+//! - `rheap-dev valgrind [ARGS]`: our rheap suite on RHEAP with `mysql-test-run --valgrind`
+//!   (memcheck on mariadbd); fails on any valgrind error whose stack passes through rheap.
+//!   Slow (several minutes); not part of `test`.
 //! - `rheap-dev docker-check`: the checks of docker/ that need no Docker engine.
 //! - `rheap-dev test`: every check, in order, with progress; the last line is
 //!   `N passed, N failed` over everything that ran.
@@ -91,13 +94,17 @@ fn main() {
             report(&[docker_tally()]);
             Ok(())
         }
+        Some("valgrind") => {
+            report(&[valgrind_tally(&args[1..])]);
+            Ok(())
+        }
         Some("stress") => stress_args(&args[1..]).map(|cfg| report(&[stress_tally(cfg)])),
         Some("test") => test(),
         _ => {
             eprintln!(
                 "usage: rheap-dev plugin | serve [--smoke] | mtr [MTR ARGS] | upstream \
                  | takeover [MTR ARGS] | storage-engine [MTR ARGS] | docker-check \
-                 | stress [--threads N] [--secs S] | test"
+                 | stress [--threads N] [--secs S] | valgrind [MTR ARGS] | test"
             );
             std::process::exit(2);
         }
@@ -222,6 +229,65 @@ fn docker_tally() -> Tally {
         failed: notes.len(),
         skipped: 0,
         notes,
+    }
+}
+
+/// Our rheap suite under `mtr --valgrind`, then every valgrind report in the server logs:
+/// one failure per report whose stack passes through rheap (others are the server's own and
+/// only listed).
+fn valgrind_tally(extra: &[String]) -> Tally {
+    let name = "rheap suite under valgrind";
+    let run = || -> Result<(mtr::Summary, mtr::Valgrind)> {
+        let dir = plugin::dir()?;
+        let mut run = mtr::Run::new("valgrind");
+        let _ = std::fs::remove_dir_all(&run.vardir);
+        run.suites.push(mtr::our_suite("rheap")?);
+        run.env = mtr::rheap_env(&dir);
+        run.env.push(("RHEAP_ENGINE".into(), "RHEAP".into()));
+        // mtr's own memcheck options and suppressions, and ours (reachable-at-exit memory of
+        // the loader and OpenSSL, which mtr flags when a test restarts the server).
+        let supp = paths::workspace().join("mtr-tests/valgrind.supp");
+        run.options = vec![format!("--valgrind=--suppressions={}", supp.display())];
+        run.tests = extra.to_vec();
+        let summary = run.run()?;
+        let reports = mtr::valgrind_reports(&run.vardir)?;
+        Ok((summary, reports))
+    };
+    match run() {
+        Ok((s, v)) => {
+            println!(
+                "valgrind: {} servers under memcheck, {} error reports, {} through rheap",
+                v.servers,
+                v.errors.len(),
+                v.rheap_errors()
+            );
+            for line in &v.summaries {
+                println!("  {line}");
+            }
+            for (first, rheap) in &v.errors {
+                println!("  {} {first}", if *rheap { "RHEAP " } else { "server" });
+            }
+            if let Some(r) = &v.first_rheap {
+                println!("first report through rheap:\n{r}");
+            }
+            let mut t = Tally::mtr(name, &s);
+            if v.servers == 0 {
+                t.failed += 1;
+                t.notes.push("no server ran under valgrind".into());
+            }
+            if v.rheap_errors() > 0 {
+                t.failed += v.rheap_errors();
+                t.notes.push(format!(
+                    "{} valgrind errors through rheap",
+                    v.rheap_errors()
+                ));
+            }
+            t
+        }
+        Err(e) => Tally {
+            notes: vec![format!("{e:#}")],
+            ..Tally::check(name, false)
+        },
     }
 }
 
