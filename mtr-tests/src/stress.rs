@@ -435,7 +435,7 @@ fn work(client: &mut Client, id: usize) {
             2 | 3 => client.write_shared(&mut next, &mut mine),
             6 => client.read_shared(),
             _ => {
-                if round % 4 == 0 {
+                if round.is_multiple_of(4) {
                     client.many_temporary()
                 } else {
                     client.read_shared()

@@ -19,7 +19,8 @@
 //!   (memcheck on mariadbd); fails on any valgrind error whose stack passes through rheap.
 //!   Slow (several minutes); not part of `test`.
 //! - `rheap-dev docker-check`: the checks of docker/ that need no Docker engine.
-//! - `rheap-dev test`: every check, in order, with progress; the last line is
+//! - `rheap-dev test`: every check, in order (the short stress run among them), with progress;
+//!   the last line is
 //!   `N passed, N failed` over everything that ran.
 
 use anyhow::{bail, Result};
@@ -426,7 +427,7 @@ fn test() -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let started = Instant::now();
     let mut tallies = Vec::new();
-    let steps = 11;
+    let steps = 12;
     let mut step = 0;
     let mut header = |what: &str| {
         step += 1;
@@ -502,6 +503,9 @@ fn test() -> Result<()> {
 
     header("mtr: the server's storage_engine suite against ENGINE=RHEAP, and MEMORY to compare");
     tallies.push(storage_engine_tally(&[]));
+
+    header("stress, short: 8 clients for 8 s (the full run: rheap-dev stress)");
+    tallies.push(stress_tally(stress::Config::SHORT));
 
     header("mtr: our rheap_takeover suite (routing, conversion to disk)");
     tallies.push(Tally::mtr_result(
