@@ -7,59 +7,13 @@
 use libfuzzer_sys::fuzz_target;
 use rheap::alloc::system;
 use rheap::error::Error;
-use rheap::key::{Algorithm, KeyDef, KeySeg, SegKind};
-use rheap::table::{Table, TableDef};
+use rheap::table::Table;
 use std::collections::BTreeMap;
 
-fn table(max_rows: u64) -> Table {
-    let a = KeySeg {
-        kind: SegKind::Int {
-            bytes: 4,
-            signed: true,
-        },
-        start: 1,
-        length: 4,
-        null: Some((0, 1)),
-    };
-    let b = KeySeg {
-        kind: SegKind::Binary,
-        start: 5,
-        length: 1,
-        null: None,
-    };
-    let key = |algorithm, unique, segs: Vec<KeySeg>| KeyDef {
-        algorithm,
-        unique,
-        nulls_equal: false,
-        key_length: segs
-            .iter()
-            .map(|s| s.length + usize::from(s.null.is_some()))
-            .sum(),
-        segs,
-    };
-    Table::new(
-        TableDef {
-            rec_len: 6,
-            max_rows,
-            min_rows: 0,
-            max_table_size: 1 << 30,
-            auto_increment: 0,
-            keys: vec![
-                key(Algorithm::Hash, true, vec![a]),
-                key(Algorithm::Btree, false, vec![b]),
-            ],
-            auto_key: None,
-            tmp_table: true,
-            heap_lengths: false,
-        },
-        0,
-    )
-}
-
-fn row(a: i32, b: u8) -> [u8; 6] {
-    let a = a.to_le_bytes();
-    [0, a[0], a[1], a[2], a[3], b]
-}
+/// The engine tests' table: `[null bits][a: i32][b: u8]`.
+#[allow(dead_code)]
+#[path = "../../tests/common/mod.rs"]
+mod common;
 
 /// The table's rows, by a scan.
 fn scan(t: &Table) -> BTreeMap<i32, u8> {
@@ -89,7 +43,7 @@ fn find(t: &Table, a: i32) -> Option<u64> {
 
 fuzz_target!(|data: &[u8]| {
     let max_rows = u64::from(data.first().copied().unwrap_or(0) % 4) * 50;
-    let mut t = table(max_rows);
+    let mut t = common::table_with_max_rows(max_rows);
     let mut model: BTreeMap<i32, u8> = BTreeMap::new();
     // Small key space, so that duplicates, updates and deletes meet existing rows.
     for op in data.get(1..).unwrap_or(&[]).chunks(3) {
@@ -100,7 +54,7 @@ fuzz_target!(|data: &[u8]| {
             system::fail_after(Some(u64::from(y % 3)));
         }
         match code % 8 {
-            0..=2 => match t.write(&row(a, y)) {
+            0..=2 => match t.write(&common::row(a, y)) {
                 Ok(_) => assert!(model.insert(a, y).is_none(), "duplicate written"),
                 Err(Error::DuplicateKey(0)) => assert!(model.contains_key(&a)),
                 Err(Error::OutOfMemory) => assert!(failing),
@@ -111,7 +65,7 @@ fuzz_target!(|data: &[u8]| {
                 // Update: row a gets key a2 and value y.
                 let a2 = i32::from(y % 64) - 8;
                 if let Some(pos) = find(&t, a) {
-                    match t.update(pos, &row(a2, y)) {
+                    match t.update(pos, &common::row(a2, y)) {
                         Ok(()) => {
                             model.remove(&a);
                             assert!(model.insert(a2, y).is_none(), "duplicate by update");

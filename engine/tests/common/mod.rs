@@ -5,6 +5,12 @@ use rheap::key::{Algorithm, KeyDef, KeySeg, SegKind};
 use rheap::table::{Table, TableDef};
 
 pub fn table() -> Table {
+    table_with_max_rows(0)
+}
+
+/// The same table with MAX_ROWS (the fuzz target varies it: engine/fuzz includes this file).
+#[allow(dead_code)]
+pub fn table_with_max_rows(max_rows: u64) -> Table {
     let a = KeySeg {
         kind: SegKind::Int {
             bytes: 4,
@@ -33,7 +39,7 @@ pub fn table() -> Table {
     Table::new(
         TableDef {
             rec_len: 6,
-            max_rows: 0,
+            max_rows,
             min_rows: 0,
             max_table_size: 1 << 30,
             auto_increment: 0,
