@@ -19,7 +19,10 @@ struct Live {
 fn check(l: &Live) {
     // SAFETY: a live allocation of `layout.size()` bytes that this test filled.
     let bytes = unsafe { std::slice::from_raw_parts(l.ptr.as_ptr(), l.layout.size()) };
-    assert!(bytes.iter().all(|&b| b == l.fill), "a piece's contents changed");
+    assert!(
+        bytes.iter().all(|&b| b == l.fill),
+        "a piece's contents changed"
+    );
 }
 
 fn fill(l: &Live) {
@@ -51,7 +54,11 @@ fuzz_target!(|data: &[u8]| {
                     let ptr = p.cast::<u8>();
                     assert_eq!(ptr.as_ptr() as usize % align, 0, "aligned");
                     n = n.wrapping_add(1);
-                    let l = Live { ptr, layout, fill: n };
+                    let l = Live {
+                        ptr,
+                        layout,
+                        fill: n,
+                    };
                     fill(&l);
                     live.push(l);
                 }
@@ -79,7 +86,8 @@ fuzz_target!(|data: &[u8]| {
                 if let Ok(p) = r {
                     let kept = old.layout.size().min(new.size());
                     // SAFETY: the new allocation has at least `kept` bytes.
-                    let bytes = unsafe { std::slice::from_raw_parts(p.cast::<u8>().as_ptr(), kept) };
+                    let bytes =
+                        unsafe { std::slice::from_raw_parts(p.cast::<u8>().as_ptr(), kept) };
                     assert!(bytes.iter().all(|&b| b == old.fill), "contents kept");
                     live[i] = Live {
                         ptr: p.cast(),
