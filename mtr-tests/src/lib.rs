@@ -12,5 +12,6 @@ pub mod process;
 pub mod server;
 pub mod sql;
 pub mod storage_engine;
+pub mod stress;
 
 pub use server::Server;

@@ -27,6 +27,8 @@ pub struct Run {
     pub tests: Vec<String>,
     /// `--mysqld=` options for every server.
     pub mysqld: Vec<String>,
+    /// Further mtr options (e.g. `--valgrind`).
+    pub options: Vec<String>,
     /// mtr's scratch directory.
     pub vardir: PathBuf,
     pub parallel: usize,
@@ -43,6 +45,7 @@ impl Run {
             suites: Vec::new(),
             tests: Vec::new(),
             mysqld: Vec::new(),
+            options: Vec::new(),
             vardir: base.join("var"),
             parallel: 2,
             env: Vec::new(),
@@ -65,6 +68,7 @@ impl Run {
             args.push(format!("--suite={}", self.suites.join(",")));
         }
         args.extend(self.mysqld.iter().map(|o| format!("--mysqld={o}")));
+        args.extend(self.options.iter().cloned());
         args.extend(self.tests.iter().cloned());
         let mut cmd = duct::cmd("perl", &args).dir(paths::mtr_dir());
         for (k, v) in &self.env {
@@ -90,6 +94,104 @@ impl Run {
         .context("running mysql-test-run (package mariadb-test)")?;
         Ok(summary)
     }
+}
+
+/// What valgrind reported in the server error logs under a vardir.
+#[derive(Debug, Default, Clone)]
+pub struct Valgrind {
+    /// Error reports (invalid accesses, uninitialised values, bad frees, leaks), each as its
+    /// first line, and whether its stack passes through rheap.
+    pub errors: Vec<(String, bool)>,
+    /// Every `ERROR SUMMARY:` line.
+    pub summaries: Vec<String>,
+    /// The first rheap report in full, to show.
+    pub first_rheap: Option<String>,
+    /// Servers mtr started under valgrind (its `$ valgrind ...` lines in the logs).
+    pub servers: usize,
+}
+
+impl Valgrind {
+    pub fn rheap_errors(&self) -> usize {
+        self.errors.iter().filter(|e| e.1).count()
+    }
+}
+
+/// Scans the server error logs (`*.err`) under `dir` for valgrind's reports.
+pub fn valgrind_reports(dir: &Path) -> Result<Valgrind> {
+    let mut out = Valgrind::default();
+    let mut stack = vec![dir.to_path_buf()];
+    // mtr's worker directories may be links: each directory and log once.
+    let mut seen = std::collections::HashSet::new();
+    while let Some(d) = stack.pop() {
+        if !seen.insert(std::fs::canonicalize(&d)?) {
+            continue;
+        }
+        for entry in std::fs::read_dir(&d)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if !seen.insert(std::fs::canonicalize(&path).unwrap_or(path.clone())) {
+                continue;
+            } else if path.extension().is_some_and(|e| e == "err") {
+                let text = String::from_utf8_lossy(&std::fs::read(&path)?).into_owned();
+                scan_valgrind(&text, &mut out);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Adds the valgrind reports of one log: `==PID== ` lines, blocks separated by empty ones.
+fn scan_valgrind(text: &str, out: &mut Valgrind) {
+    const ERRORS: [&str; 8] = [
+        "Invalid ",
+        "Conditional jump",
+        "Use of uninitialised",
+        "Syscall param",
+        "Mismatched free",
+        "Source and destination overlap",
+        "Argument '",
+        "Jump to the invalid",
+    ];
+    let mut block: Vec<&str> = Vec::new();
+    let flush = |block: &mut Vec<&str>, out: &mut Valgrind| {
+        if let Some(first) = block.first() {
+            let leak = first.contains("are definitely lost") || first.contains("are possibly lost");
+            if leak || ERRORS.iter().any(|e| first.starts_with(e)) {
+                let rheap = block.iter().any(|l| {
+                    l.contains("ha_rheap") || l.contains("librheap") || l.contains("rheap::")
+                });
+                if rheap && out.first_rheap.is_none() {
+                    out.first_rheap = Some(block.join("\n"));
+                }
+                out.errors.push((first.to_string(), rheap));
+            }
+        }
+        block.clear();
+    };
+    for line in text.lines() {
+        if line.starts_with("$ valgrind ") {
+            out.servers += 1;
+        }
+        let Some(rest) = line.strip_prefix("==") else {
+            continue;
+        };
+        let Some((pid, body)) = rest.split_once("== ") else {
+            continue;
+        };
+        if !pid.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        if body.trim().is_empty() {
+            flush(&mut block, out);
+        } else {
+            if body.starts_with("ERROR SUMMARY:") {
+                out.summaries.push(body.trim().to_string());
+            }
+            block.push(body);
+        }
+    }
+    flush(&mut block, out);
 }
 
 /// `main.foo 'innodb'   w1 [ pass ]   12` -> (`main.foo 'innodb'`, `pass`).
@@ -165,6 +267,33 @@ pub fn our_suite(name: &str) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::outcome;
+
+    #[test]
+    fn valgrind_reports_are_found_and_attributed() {
+        let log = "$ valgrind --tool=memcheck /usr/sbin/mariadbd\n\
+                   ==12== Memcheck, a memory error detector\n\
+                   ==12== \n\
+                   ==12== Invalid read of size 8\n\
+                   ==12==    at 0x1: rheap::table::Table::write (table.rs:10)\n\
+                   ==12==    by 0x2: rheap_write_row (ha_rheap.so)\n\
+                   ==12== \n\
+                   ==12== Conditional jump or move depends on uninitialised value(s)\n\
+                   ==12==    at 0x3: my_hash_sort (mariadbd)\n\
+                   ==12== \n\
+                   ==12== 8 bytes in 1 blocks are definitely lost in loss record 1 of 9\n\
+                   ==12==    by 0x4: rheap_block_alloc (ha_rheap.so)\n\
+                   ==12== \n\
+                   ==12== LEAK SUMMARY:\n\
+                   ==12== ERROR SUMMARY: 3 errors from 3 contexts (suppressed: 0 from 0)\n\
+                   2024-01-01 [Note] not valgrind\n";
+        let mut v = super::Valgrind::default();
+        super::scan_valgrind(log, &mut v);
+        assert_eq!(v.errors.len(), 3);
+        assert_eq!(v.rheap_errors(), 2);
+        assert_eq!(v.summaries.len(), 1);
+        assert_eq!(v.servers, 1);
+        assert!(v.first_rheap.unwrap().starts_with("Invalid read"));
+    }
 
     #[test]
     fn outcome_lines_parse() {

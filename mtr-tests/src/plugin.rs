@@ -39,6 +39,43 @@ pub fn build() -> Result<PathBuf> {
     Ok(paths::target().join("release/librheap.so"))
 }
 
+/// The staged plugin directory of the test-only variant built with the engine's `failpoints`
+/// feature (it has the debug system variable `rheap_debug_fail_alloc_after`):
+/// `target/plugin-failpoints`. `RHEAP_FAILPOINTS_PLUGIN_DIR` names a ready one.
+///
+/// It is a debug build (debug assertions on) in its own target directory,
+/// `target/failpoints`: cargo names a cdylib without a hash, so building it beside the
+/// release plugin would overwrite that one's library at every switch of features.
+pub fn failpoints_dir() -> Result<PathBuf> {
+    static DIR: OnceLock<std::result::Result<PathBuf, String>> = OnceLock::new();
+    DIR.get_or_init(|| {
+        if let Some(d) = std::env::var_os("RHEAP_FAILPOINTS_PLUGIN_DIR") {
+            return Ok(PathBuf::from(d));
+        }
+        let target = paths::target().join("failpoints");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let build = || -> Result<PathBuf> {
+            let status = std::process::Command::new(cargo)
+                .args(["build", "-p", "rheap", "--features", "failpoints"])
+                .arg("--target-dir")
+                .arg(&target)
+                .current_dir(paths::workspace())
+                .status()
+                .context("running cargo build for the failpoints plugin")?;
+            if !status.success() {
+                bail!("cargo build -p rheap --features failpoints failed ({status})");
+            }
+            stage(
+                &target.join("debug/librheap.so"),
+                &paths::target().join("plugin-failpoints"),
+            )
+        };
+        build().map_err(|e| format!("{e:#}"))
+    })
+    .clone()
+    .map_err(anyhow::Error::msg)
+}
+
 /// Makes `dest` hold `ha_rheap.so` (a copy of `so`) and links to the server's own plugins.
 pub fn stage(so: &Path, dest: &Path) -> Result<PathBuf> {
     std::fs::create_dir_all(dest)?;

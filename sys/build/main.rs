@@ -118,8 +118,12 @@ fn build_shim(server: &Server) {
         .iter()
         .map(|p| p.display().to_string())
         .collect();
+    // Cargo features reach build scripts as variables (no rerun-if-env-changed needed: a
+    // feature change is a different build of this crate, in its own OUT_DIR).
+    let failpoints = std::env::var_os("CARGO_FEATURE_FAILPOINTS").is_some();
     let dst = cmake::Config::new("shim")
         .define("RHEAP_SERVER_INCLUDES", includes.join(";"))
+        .define("RHEAP_FAILPOINTS", if failpoints { "ON" } else { "OFF" })
         .profile("Release")
         .build();
     // Only the engine's cdylib links these (engine/build.rs): the shim's undefined server

@@ -236,7 +236,7 @@ public:
   {
     /* A handler made for MEMORY without a table at hand (the partition engine makes those):
        decide by the name being created. */
-    if (ht == heap_hton && !rheap_serves((uint32_t) takeover_mode, 0, name))
+    if (ht == heap_hton && !rheap_serves((uint32_t) takeover_mode, 0, 1, name))
     {
       handler *h= heap_create(ht, NULL, current_thd->mem_root);
       return h ? h->ha_create(name, form, info) : HA_ERR_OUT_OF_MEM;
@@ -527,7 +527,13 @@ static handler *rheap_heap_create(handlerton *hton, TABLE_SHARE *share, MEM_ROOT
      CREATE TABLE and ALTER TABLE also build INTERNAL_TMP_TABLE shares, but in a database. */
   bool internal= share && share->tmp_table == INTERNAL_TMP_TABLE &&
     (!share->db.length || !strcmp(share->db.str, INFORMATION_SCHEMA_NAME.str));
-  if (rheap_serves((uint32_t) takeover_mode, internal, share ? share->normalized_path.str : NULL))
+  /* Those shares in a database are tables being created (CREATE TABLE, ALTER's new table);
+     every other named table exists already, and is rheap's only if rheap holds it: else it is
+     HEAP's (created in another mode), and a handler of ours would open an empty table of
+     our own in its place. */
+  bool creating= share && share->tmp_table == INTERNAL_TMP_TABLE && !internal;
+  if (rheap_serves((uint32_t) takeover_mode, internal, creating,
+                   share ? share->normalized_path.str : NULL))
     return new (mem_root) ha_rheap(hton, share);
   return heap_create(hton, share, mem_root);
 }
@@ -609,8 +615,30 @@ static MYSQL_SYSVAR_ULONGLONG(block_cache_size, block_cache_size, PLUGIN_VAR_RQC
   "go back to the system at once. 0 keeps none.",
   NULL, update_block_cache_size, 16ULL << 20, 0, ULONGLONG_MAX, 1024);
 
+#ifdef RHEAP_FAILPOINTS
+/** rheap_debug_fail_alloc_after: test builds only (cargo feature `failpoints`), never in the
+    shipped plugin. Shows the value last set; the countdown itself lives in the engine. */
+static long long debug_fail_alloc_after;
+
+static void update_debug_fail_alloc_after(THD *, struct st_mysql_sys_var *, void *,
+                                          const void *save)
+{
+  debug_fail_alloc_after= *static_cast<const long long *>(save);
+  rheap_debug_fail_alloc_after(debug_fail_alloc_after);
+}
+
+static MYSQL_SYSVAR_LONGLONG(debug_fail_alloc_after, debug_fail_alloc_after, PLUGIN_VAR_RQCMDARG,
+  "Test builds only: RHEAP's block allocation fails after this many more blocks, server-wide, "
+  "until it is set again; -1 never fails.",
+  NULL, update_debug_fail_alloc_after, -1, -1, LONGLONG_MAX, 1);
+#endif
+
 static struct st_mysql_sys_var *rheap_system_variables[]= {
-  MYSQL_SYSVAR(takeover), MYSQL_SYSVAR(block_cache_size), NULL
+  MYSQL_SYSVAR(takeover), MYSQL_SYSVAR(block_cache_size),
+#ifdef RHEAP_FAILPOINTS
+  MYSQL_SYSVAR(debug_fail_alloc_after),
+#endif
+  NULL
 };
 
 static struct st_mysql_show_var rheap_status_variables[]= {

@@ -208,15 +208,20 @@ uint64_t rheap_records(rheap_handler *h);
 
 /* Taking over MEMORY's tables (the shim's replacement of heap_hton->create asks these). */
 /** Non-zero when rheap serves this MEMORY table: `mode` is rheap_takeover (0 OFF, 1 INTERNAL,
-    2 ALL), `internal` marks the server's internal temporary tables, `name` is the table's
-    path or NULL when the server names no table (rheap then passes on what it does not hold). */
-uint8_t rheap_serves(uint32_t mode, uint8_t internal, const char *name);
+    2 ALL), `internal` marks the server's internal temporary tables, `creating` a table being
+    created (CREATE TABLE, ALTER's copy) rather than an existing one opened, `name` is the
+    table's path or NULL when the server names no table (rheap then passes on what it does not
+    hold). */
+uint8_t rheap_serves(uint32_t mode, uint8_t internal, uint8_t creating, const char *name);
 /** Non-zero when rheap holds the named table. */
 uint8_t rheap_has_table(const char *name);
 /** How many ENGINE=MEMORY tables rheap holds (while any, the plugin keeps itself loaded). */
 uint64_t rheap_memory_tables(void);
 /** rheap_block_cache_size changed (and at init): bytes the block cache may keep. */
 void rheap_set_block_cache_size(uint64_t bytes);
+/** Test builds only (feature `failpoints`; the shim calls it only when compiled with
+    RHEAP_FAILPOINTS): block allocation fails after `n` more blocks; negative: never. */
+void rheap_debug_fail_alloc_after(int64_t n);
 
 /* ---- Implemented in the C++ shim, called from Rust ----------------------------------------- */
 

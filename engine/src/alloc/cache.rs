@@ -205,6 +205,10 @@ impl BlockCache {
         let limit = self.limit();
         self.set_limit(0);
         self.limit.store(limit, Ordering::Relaxed);
+        // The lists' own memory too: the library stays mapped after unloading, and its
+        // statics with it, so whatever they hold would be held until the process ends.
+        let lists = std::mem::replace(&mut self.lock().lists, [const { Vec::new() }; CLASSES]);
+        drop(lists);
     }
 
     /// Checks the invariants; panics on a violation.

@@ -27,6 +27,17 @@ pub extern "C" fn rheap_set_block_cache_size(bytes: u64) {
     })
 }
 
+/// `rheap_debug_fail_alloc_after` was set (test builds only, feature `failpoints`): block
+/// allocation fails after `n` more blocks, server-wide; negative: never.
+#[cfg(feature = "failpoints")]
+#[no_mangle]
+pub extern "C" fn rheap_debug_fail_alloc_after(n: i64) {
+    guard_value("rheap_debug_fail_alloc_after", (), || {
+        system::fail_after(u64::try_from(n).ok());
+        Ok(())
+    })
+}
+
 /// Plugin deinit: the server unloads the plugin only when no handler of ours is left, so
 /// every table still here is one nobody has open. MEMORY tables do not survive their engine.
 #[no_mangle]

@@ -13,13 +13,24 @@ const OFF: u32 = 0;
 const ALL: u32 = 2;
 
 /// Whether rheap serves a table of MEMORY: `internal` for the server's internal temporary
-/// tables, `name` the table's path (NULL when the server has no table at hand, e.g. for a
-/// rename: rheap's handler then passes on to HEAP what it does not hold).
+/// tables, `creating` for a table being created (CREATE TABLE, ALTER's new table), `name` the
+/// table's path (NULL when the server has no table at hand, e.g. for a rename: rheap's handler
+/// then passes on to HEAP what it does not hold).
+///
+/// Only a table being created goes by the mode: an existing table that rheap does not hold is
+/// HEAP's (made in another mode), and must stay so even under ALL, else opening it again (after
+/// FLUSH TABLES, or when the table cache has no free instance) would give an empty table of
+/// rheap's in place of HEAP's rows.
 ///
 /// # Safety
 /// `name` must be NULL or a NUL-terminated string.
 #[no_mangle]
-pub unsafe extern "C" fn rheap_serves(mode: u32, internal: u8, name: *const c_char) -> u8 {
+pub unsafe extern "C" fn rheap_serves(
+    mode: u32,
+    internal: u8,
+    creating: u8,
+    name: *const c_char,
+) -> u8 {
     guard_value("rheap_serves", 0, || {
         if internal != 0 {
             // Internal temporary tables are private to their statement and never named in
@@ -35,7 +46,7 @@ pub unsafe extern "C" fn rheap_serves(mode: u32, internal: u8, name: *const c_ch
         let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
         // A partitioned table's partitions are tables of their own (`<table>#P#<part>`).
         let ours = TABLES.contains_or_parts(&name, "#P#");
-        Ok(u8::from(ours || mode == ALL))
+        Ok(u8::from(ours || (creating != 0 && mode == ALL)))
     })
 }
 

@@ -5,12 +5,12 @@ use rheap::key::{Algorithm, KeyDef, KeySeg, SegKind};
 use rheap::table::{Table, TableDef};
 
 pub fn table() -> Table {
-    table_with(&[0, 1])
+    table_with_max_rows(0)
 }
 
-/// The table with only the keys numbered in `keep` (0: the HASH key, 1: the BTREE key).
+/// The same table with MAX_ROWS (the fuzz target varies it: engine/fuzz includes this file).
 #[allow(dead_code)]
-pub fn table_with(keep: &[usize]) -> Table {
+pub fn table_with_max_rows(max_rows: u64) -> Table {
     let a = KeySeg {
         kind: SegKind::Int {
             bytes: 4,
@@ -39,19 +39,14 @@ pub fn table_with(keep: &[usize]) -> Table {
     Table::new(
         TableDef {
             rec_len: 6,
-            max_rows: 0,
+            max_rows,
             min_rows: 0,
             max_table_size: 1 << 30,
             auto_increment: 0,
-            keys: [
+            keys: vec![
                 key(Algorithm::Hash, true, vec![a.clone()]),
                 key(Algorithm::Btree, false, vec![b]),
-            ]
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| keep.contains(i))
-            .map(|(_, k)| k)
-            .collect(),
+            ],
             auto_key: None,
             tmp_table: true,
             format: Default::default(),

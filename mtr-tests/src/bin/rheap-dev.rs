@@ -12,14 +12,21 @@
 //!   ENGINE=RHEAP and, side by side, ENGINE=MEMORY; RHEAP's failures are judged by
 //!   mtr-tests/storage_engine.exceptions and compared with MEMORY's (extra ARGS go to both
 //!   mtr runs).
+//! - `rheap-dev stress [--threads N] [--secs S]`: the stress run (default 32 clients for 60 s):
+//!   temp-table statements, DDL, shared-table writers and readers, rheap_takeover switches; then
+//!   the final checks (server up, committed rows, Rheap_tables_live, error log).
+//! - `rheap-dev valgrind [ARGS]`: our rheap suite on RHEAP with `mysql-test-run --valgrind`
+//!   (memcheck on mariadbd); fails on any valgrind error whose stack passes through rheap.
+//!   Slow (several minutes); not part of `test`.
 //! - `rheap-dev docker-check`: the checks of docker/ that need no Docker engine.
-//! - `rheap-dev test`: every check, in order, with progress; the last line is
+//! - `rheap-dev test`: every check, in order (the short stress run among them), with progress;
+//!   the last line is
 //!   `N passed, N failed` over everything that ran.
 
 use anyhow::{bail, Result};
 use mysql::prelude::Queryable;
 use rheap_mtr_tests::server::{Options, Server};
-use rheap_mtr_tests::{docker_check, mtr, paths, plugin, process, sql, storage_engine};
+use rheap_mtr_tests::{docker_check, mtr, paths, plugin, process, sql, storage_engine, stress};
 use std::time::Instant;
 
 /// The upstream `main` tests heavy in temporary tables that must pass unchanged with every
@@ -88,11 +95,17 @@ fn main() {
             report(&[docker_tally()]);
             Ok(())
         }
+        Some("valgrind") => {
+            report(&[valgrind_tally(&args[1..])]);
+            Ok(())
+        }
+        Some("stress") => stress_args(&args[1..]).map(|cfg| report(&[stress_tally(cfg)])),
         Some("test") => test(),
         _ => {
             eprintln!(
                 "usage: rheap-dev plugin | serve [--smoke] | mtr [MTR ARGS] | upstream \
-                 | takeover [MTR ARGS] | storage-engine [MTR ARGS] | docker-check | test"
+                 | takeover [MTR ARGS] | storage-engine [MTR ARGS] | docker-check \
+                 | stress [--threads N] [--secs S] | valgrind [MTR ARGS] | test"
             );
             std::process::exit(2);
         }
@@ -220,6 +233,112 @@ fn docker_tally() -> Tally {
     }
 }
 
+/// Our rheap suite under `mtr --valgrind`, then every valgrind report in the server logs:
+/// one failure per report whose stack passes through rheap (others are the server's own and
+/// only listed).
+fn valgrind_tally(extra: &[String]) -> Tally {
+    let name = "rheap suite under valgrind";
+    let run = || -> Result<(mtr::Summary, mtr::Valgrind)> {
+        let dir = plugin::dir()?;
+        let mut run = mtr::Run::new("valgrind");
+        let _ = std::fs::remove_dir_all(&run.vardir);
+        run.suites.push(mtr::our_suite("rheap")?);
+        run.env = mtr::rheap_env(&dir);
+        run.env.push(("RHEAP_ENGINE".into(), "RHEAP".into()));
+        // mtr's own memcheck options and suppressions, and ours (reachable-at-exit memory of
+        // the loader and OpenSSL, which mtr flags when a test restarts the server).
+        let supp = paths::workspace().join("mtr-tests/valgrind.supp");
+        run.options = vec![format!("--valgrind=--suppressions={}", supp.display())];
+        run.tests = extra.to_vec();
+        let summary = run.run()?;
+        let reports = mtr::valgrind_reports(&run.vardir)?;
+        Ok((summary, reports))
+    };
+    match run() {
+        Ok((s, v)) => {
+            println!(
+                "valgrind: {} servers under memcheck, {} error reports, {} through rheap",
+                v.servers,
+                v.errors.len(),
+                v.rheap_errors()
+            );
+            for line in &v.summaries {
+                println!("  {line}");
+            }
+            for (first, rheap) in &v.errors {
+                println!("  {} {first}", if *rheap { "RHEAP " } else { "server" });
+            }
+            if let Some(r) = &v.first_rheap {
+                println!("first report through rheap:\n{r}");
+            }
+            let mut t = Tally::mtr(name, &s);
+            if v.servers == 0 {
+                t.failed += 1;
+                t.notes.push("no server ran under valgrind".into());
+            }
+            if v.rheap_errors() > 0 {
+                t.failed += v.rheap_errors();
+                t.notes.push(format!(
+                    "{} valgrind errors through rheap",
+                    v.rheap_errors()
+                ));
+            }
+            t
+        }
+        Err(e) => Tally {
+            notes: vec![format!("{e:#}")],
+            ..Tally::check(name, false)
+        },
+    }
+}
+
+/// `--threads N`, `--secs S` over the full run's defaults.
+fn stress_args(args: &[String]) -> Result<stress::Config> {
+    let mut cfg = stress::Config::FULL;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let value = |v: Option<&String>| -> Result<u64> {
+            v.and_then(|v| v.parse().ok())
+                .ok_or_else(|| anyhow::anyhow!("{a} needs a number"))
+        };
+        match a.as_str() {
+            "--threads" => cfg.threads = value(it.next())? as usize,
+            "--secs" => cfg.secs = value(it.next())?,
+            other => bail!("stress: unknown argument {other}"),
+        }
+    }
+    Ok(cfg)
+}
+
+/// The stress run as a step: one pass or failure per final check.
+fn stress_tally(cfg: stress::Config) -> Tally {
+    let name = format!("stress ({} clients, {} s)", cfg.threads, cfg.secs);
+    println!(
+        "stress: {} clients for {} s on a private server",
+        cfg.threads, cfg.secs
+    );
+    match stress::run(cfg) {
+        Ok(r) => {
+            r.print();
+            let notes: Vec<String> = (r.checks.iter())
+                .filter(|c| !c.1)
+                .map(|c| format!("{}: {}", c.0, c.2))
+                .collect();
+            Tally {
+                name,
+                passed: r.checks.len() - notes.len(),
+                failed: notes.len(),
+                skipped: 0,
+                notes,
+            }
+        }
+        Err(e) => Tally {
+            notes: vec![format!("{e:#}")],
+            ..Tally::check(&name, false)
+        },
+    }
+}
+
 /// What one step counted.
 struct Tally {
     name: String,
@@ -308,7 +427,7 @@ fn test() -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let started = Instant::now();
     let mut tallies = Vec::new();
-    let steps = 11;
+    let steps = 12;
     let mut step = 0;
     let mut header = |what: &str| {
         step += 1;
@@ -384,6 +503,9 @@ fn test() -> Result<()> {
 
     header("mtr: the server's storage_engine suite against ENGINE=RHEAP, and MEMORY to compare");
     tallies.push(storage_engine_tally(&[]));
+
+    header("stress, short: 8 clients for 8 s (the full run: rheap-dev stress)");
+    tallies.push(stress_tally(stress::Config::SHORT));
 
     header("mtr: our rheap_takeover suite (routing, conversion to disk)");
     tallies.push(Tally::mtr_result(
