@@ -69,10 +69,6 @@ impl RecordStore {
         }
     }
 
-    pub fn rec_len(&self) -> usize {
-        self.rec_len
-    }
-
     /// Rows stored.
     pub fn records(&self) -> u64 {
         self.records

@@ -10,7 +10,7 @@ use crate::status::{self, Counter};
 use std::alloc::Layout;
 use std::ffi::c_void;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::OnceLock;
 
 /// The alignment of every block.
@@ -33,15 +33,8 @@ pub fn set_source(source: Source) {
     let _ = SOURCE.set(source);
 }
 
-/// Bytes now held from the system, in blocks (cached ones included).
-static SYSTEM_BYTES: AtomicU64 = AtomicU64::new(0);
 /// Test switch: allocations left before they fail (negative: never fail).
 static FAIL_AFTER: AtomicI64 = AtomicI64::new(-1);
-
-/// Bytes held from the system now.
-pub fn system_bytes() -> u64 {
-    SYSTEM_BYTES.load(Ordering::Relaxed)
-}
 
 /// Makes the block allocator fail after `n` more blocks (`None`: never). Blocks a table takes
 /// from the cache count as well, so the failure comes at the same block whatever is cached.
@@ -95,14 +88,12 @@ impl RawBlock {
         // SAFETY: pad < ALIGN, and the allocation has ALIGN extra bytes, so the result stays
         // inside it.
         let ptr = unsafe { base.add(pad) };
-        SYSTEM_BYTES.fetch_add(size as u64, Ordering::Relaxed);
         status::add(Counter::BlocksAllocated, 1);
         Some(RawBlock { base, ptr, size })
     }
 
     /// Gives the memory back to the system.
     pub fn free(self) {
-        SYSTEM_BYTES.fetch_sub(self.size as u64, Ordering::Relaxed);
         match SOURCE.get() {
             // SAFETY: `base` came from this source's alloc (the source is set once, before any
             // block is taken) and is freed once, as `self` is consumed.
