@@ -79,6 +79,40 @@ pub struct KeyDef {
     /// The server's length of the key format (`KEY::key_length`): part of HEAP's per-row
     /// memory estimate for BTREE keys.
     pub key_length: usize,
+    /// Whether the image is the key format (see [`raw`](Self::raw)).
+    raw: bool,
+    /// Bytes of the key format of all segments.
+    format_len: usize,
+    /// For a HASH key, what its images are cut of at the end (see [`pad_unit`]).
+    pad: Option<Vec<u8>>,
+    /// The last segment's weights are made without padding (see
+    /// [`KeySeg::encode_unpadded`]).
+    unpadded_last: bool,
+}
+
+/// The padding a HASH key's whole images end in, when its last segment is a string compared
+/// by a collation (not `binary`): the unit the collation pads weights with, so that a short
+/// string has a short image once trailing units are cut off.
+///
+/// Cutting keeps images exactly as distinct as they were: all images of a key have one width,
+/// so two that are equal once cut were the same string of units before, followed by the same
+/// number of units. Only equality matters for a HASH key (order does not).
+fn pad_unit(algorithm: Algorithm, last: Option<&KeySeg>) -> Option<Vec<u8>> {
+    let s = last?;
+    let c = match &s.kind {
+        SegKind::Text(c) | SegKind::VarText { collation: c, .. } => c,
+        _ => return None,
+    };
+    if algorithm != Algorithm::Hash || c.is_binary() {
+        return None;
+    }
+    let width = s.image_width();
+    let mut empty = vec![0; width];
+    c.weights(b"", s.length / c.mbmaxlen().max(1), &mut empty);
+    // The shortest unit the empty string's weights repeat (at most 4 bytes: one weight).
+    (1..=4.min(width))
+        .find(|&p| empty.windows(p + 1).all(|w| w[0] == w[p]))
+        .map(|p| empty[width - p..].to_vec())
 }
 
 /// A segment's value, taken from a record or from a key.
@@ -155,6 +189,35 @@ impl KeySeg {
             s.len().min(self.length)
         };
         &s[..n]
+    }
+
+    /// Whether the column has byte for byte the same value in records `a` and `b` (a
+    /// string's whole value, not only the characters the segment covers): equal stored values
+    /// give equal images.
+    fn same_stored(&self, a: &[u8], b: &[u8]) -> Result<bool> {
+        if let Some((pos, bit)) = self.null {
+            let (na, nb) = (slice(a, pos, 1)?[0] & bit, slice(b, pos, 1)?[0] & bit);
+            if na != nb || na != 0 {
+                return Ok(na == nb);
+            }
+        }
+        let len = match &self.kind {
+            SegKind::VarText { len_bytes, .. } => {
+                // The length prefix is compared with the bytes: a different length differs.
+                let pre = slice(a, self.start, *len_bytes)?;
+                len_bytes
+                    + if *len_bytes == 1 {
+                        usize::from(pre[0])
+                    } else {
+                        usize::from(u16::from_le_bytes([pre[0], pre[1]]))
+                    }
+            }
+            SegKind::Bit { len, .. } if *len > 0 => {
+                return Ok(self.value_from_record(a)? == self.value_from_record(b)?);
+            }
+            _ => self.length,
+        };
+        Ok(slice(a, self.start, len)? == slice(b, self.start, len)?)
     }
 
     fn value_from_record<'a>(&self, rec: &'a [u8]) -> Result<Value<'a>> {
@@ -237,6 +300,35 @@ impl KeySeg {
             SegKind::Int { bytes, .. } => *bytes,
             SegKind::Float | SegKind::Double => 8,
             SegKind::Binary | SegKind::Bit { .. } => self.length,
+        }
+    }
+
+    /// Appends the image of `v` without the padding at its end, for the last segment of a HASH
+    /// key whose images are cut (see [`pad_unit`]) and whose collation weighs each byte on its
+    /// own (8-bit collations without expansions): the weights of the characters there are,
+    /// which the cut image of the padded weights starts with and is cut to.
+    fn encode_unpadded(&self, v: Value<'_>, out: &mut Vec<u8>) {
+        let (Value::Bytes(b), SegKind::Text(c) | SegKind::VarText { collation: c, .. }) =
+            (v, &self.kind)
+        else {
+            return self.encode(v, out);
+        };
+        if self.nullable() {
+            out.push(1);
+        }
+        let at = out.len();
+        out.resize(at + b.len(), 0);
+        c.weights(b, b.len(), &mut out[at..]);
+    }
+
+    /// Whether [`encode_unpadded`](Self::encode_unpadded) applies: a string compared by an
+    /// 8-bit collation with one weight byte per byte.
+    fn weighs_bytes_alone(&self) -> bool {
+        match &self.kind {
+            SegKind::Text(c) | SegKind::VarText { collation: c, .. } => {
+                !c.is_binary() && c.mbmaxlen() == 1 && c.weights_len(self.length) == self.length
+            }
+            _ => false,
         }
     }
 
@@ -333,6 +425,32 @@ pub struct Image {
 }
 
 impl KeyDef {
+    pub fn new(
+        algorithm: Algorithm,
+        unique: bool,
+        nulls_equal: bool,
+        segs: Vec<KeySeg>,
+        key_length: usize,
+    ) -> KeyDef {
+        let mut k = KeyDef {
+            algorithm,
+            unique,
+            nulls_equal,
+            segs,
+            key_length,
+            raw: false,
+            format_len: 0,
+            pad: None,
+            unpadded_last: false,
+        };
+        k.pad = pad_unit(algorithm, k.segs.last());
+        k.unpadded_last = k.pad.is_some() && k.segs.last().is_some_and(KeySeg::weighs_bytes_alone);
+        k.raw = algorithm == Algorithm::Hash
+            && k.segs.iter().all(|s| matches!(s.kind, SegKind::Binary));
+        k.format_len = k.key_format_len(k.segs.len());
+        k
+    }
+
     /// Bytes of a whole-key image.
     pub fn image_len(&self) -> usize {
         self.segs
@@ -348,16 +466,80 @@ impl KeyDef {
         Ok(img)
     }
 
+    /// Whether the key's image is its key format: a HASH key on columns compared byte by
+    /// byte (integers, DECIMAL, temporal types: every non-string type, as HEAP hashes them).
+    /// A HASH image only has to be equal for equal keys, so it need not order NULL first: it
+    /// keeps the key format's NULL flag (1 for NULL) and zeroes a NULL's bytes. A lookup then
+    /// takes the server's key almost as it is.
+    fn raw(&self) -> bool {
+        self.raw
+    }
+
+    /// The raw image (see [`raw`](Self::raw)) of one segment: `null`, or `value`.
+    fn push_raw(s: &KeySeg, null: bool, value: &[u8], img: &mut Image) {
+        if s.nullable() {
+            img.bytes.push(u8::from(null));
+        }
+        if null {
+            img.has_null = true;
+            img.bytes.resize(img.bytes.len() + s.length, 0);
+        } else {
+            img.bytes.extend_from_slice(value);
+        }
+    }
+
     /// The image of the key in `rec`, into `img` (its buffer is reused).
     pub fn image_of_record_into(&self, rec: &[u8], img: &mut Image) -> Result<()> {
         img.bytes.clear();
         img.has_null = false;
-        for s in &self.segs {
+        if self.raw() {
+            for s in &self.segs {
+                let null = match s.null {
+                    Some((pos, bit)) => slice(rec, pos, 1)?[0] & bit != 0,
+                    None => false,
+                };
+                Self::push_raw(s, null, slice(rec, s.start, s.length)?, img);
+            }
+            return Ok(());
+        }
+        for (i, s) in self.segs.iter().enumerate() {
             let v = s.value_from_record(rec)?;
             img.has_null |= matches!(v, Value::Null);
-            s.encode(v, &mut img.bytes);
+            if self.unpadded_last && i + 1 == self.segs.len() {
+                s.encode_unpadded(v, &mut img.bytes);
+            } else {
+                s.encode(v, &mut img.bytes);
+            }
         }
+        self.trim(img);
         Ok(())
+    }
+
+    /// Cuts a HASH image's trailing padding (see [`pad_unit`]).
+    fn trim(&self, img: &mut Image) {
+        let Some(unit) = &self.pad else {
+            return;
+        };
+        let b = &img.bytes;
+        let p = unit.len();
+        let mut end = b.len();
+        if 8 % p == 0 {
+            // Eight bytes (whole units) at a time while they are all padding.
+            let mut word = [0u8; 8];
+            word.iter_mut()
+                .zip(unit.iter().cycle())
+                .for_each(|(w, u)| *w = *u);
+            let word = u64::from_ne_bytes(word);
+            while end >= 8
+                && u64::from_ne_bytes(b[end - 8..end].try_into().expect("8 bytes")) == word
+            {
+                end -= 8;
+            }
+        }
+        while end >= p && b[end - p..end] == unit[..] {
+            end -= p;
+        }
+        img.bytes.truncate(end);
     }
 
     /// The image of the first `parts` segments of `key` (key format).
@@ -372,11 +554,33 @@ impl KeyDef {
         img.bytes.clear();
         img.has_null = false;
         let mut at = 0;
-        for s in self.segs.iter().take(parts) {
+        if self.raw() {
+            // The key format as it is, with the bytes of NULL values zeroed.
+            img.bytes
+                .extend_from_slice(slice(key, 0, self.key_format_len(parts))?);
+            for s in self.segs.iter().take(parts) {
+                let flag = usize::from(s.nullable());
+                if flag == 1 && img.bytes[at] != 0 {
+                    img.bytes[at] = 1;
+                    img.bytes[at + 1..at + 1 + s.length].fill(0);
+                    img.has_null = true;
+                }
+                at += flag + s.length;
+            }
+            return Ok(());
+        }
+        for (i, s) in self.segs.iter().take(parts).enumerate() {
             let (v, used) = s.value_from_key(key.get(at..).unwrap_or_default())?;
             img.has_null |= matches!(v, Value::Null);
-            s.encode(v, &mut img.bytes);
+            if self.unpadded_last && i + 1 == self.segs.len() {
+                s.encode_unpadded(v, &mut img.bytes);
+            } else {
+                s.encode(v, &mut img.bytes);
+            }
             at += used;
+        }
+        if parts >= self.segs.len() {
+            self.trim(img);
         }
         Ok(())
     }
@@ -386,7 +590,7 @@ impl KeyDef {
     /// collation ignores still compare equal through their images).
     pub fn same_bytes(&self, a: &[u8], b: &[u8]) -> Result<bool> {
         for s in &self.segs {
-            if s.value_from_record(a)? != s.value_from_record(b)? {
+            if !s.same_stored(a, b)? {
                 return Ok(false);
             }
         }
@@ -400,6 +604,9 @@ impl KeyDef {
 
     /// Bytes of the key format of the first `parts` segments.
     pub fn key_format_len(&self, parts: usize) -> usize {
+        if parts >= self.segs.len() && self.format_len > 0 {
+            return self.format_len;
+        }
         self.segs
             .iter()
             .take(parts)
@@ -470,13 +677,7 @@ pub mod tests {
 
     /// A key on [`int_seg`].
     pub fn int_key(algorithm: Algorithm, unique: bool) -> KeyDef {
-        KeyDef {
-            algorithm,
-            unique,
-            nulls_equal: false,
-            segs: vec![int_seg()],
-            key_length: 5,
-        }
+        KeyDef::new(algorithm, unique, false, vec![int_seg()], 5)
     }
 
     fn int_rec(v: Option<i32>) -> Vec<u8> {
@@ -529,11 +730,11 @@ pub mod tests {
     }
 
     fn varchar_key(c: CollationRef, len: usize) -> KeyDef {
-        KeyDef {
-            algorithm: Algorithm::Btree,
-            unique: true,
-            nulls_equal: false,
-            segs: vec![KeySeg {
+        KeyDef::new(
+            Algorithm::Btree,
+            true,
+            false,
+            vec![KeySeg {
                 kind: SegKind::VarText {
                     collation: c,
                     len_bytes: 1,
@@ -542,8 +743,8 @@ pub mod tests {
                 length: len,
                 null: None,
             }],
-            key_length: len + 2,
-        }
+            len + 2,
+        )
     }
 
     fn vrec(s: &[u8]) -> Vec<u8> {
@@ -573,6 +774,69 @@ pub mod tests {
     }
 
     #[test]
+    fn hash_images_of_strings_are_cut_and_stay_as_distinct() {
+        let mut ci = varchar_key(Arc::new(AsciiCi), 8);
+        ci = KeyDef::new(Algorithm::Hash, false, false, ci.segs, ci.key_length);
+        let img = |s: &[u8]| ci.image_of_record(&vrec(s)).unwrap().bytes;
+        assert_eq!(img(b"abc"), b"ABC");
+        assert_eq!(img(b"abc"), img(b"ABC  "));
+        assert_eq!(img(b""), b"");
+        let words: [&[u8]; 6] = [b"", b"a", b"a b", b"ab", b"b", b" a"];
+        for (i, a) in words.iter().enumerate() {
+            for b in &words[i + 1..] {
+                assert_ne!(img(a), img(b), "{a:?} {b:?}");
+            }
+        }
+        // Made without padding, the image is the padded one (a BTREE key's) cut.
+        let padded = varchar_key(Arc::new(AsciiCi), 8);
+        for w in words.iter().chain(&[&b"abc  "[..], b"  ", b"a b  c"]) {
+            let mut full = padded.image_of_record(&vrec(w)).unwrap().bytes;
+            while full.last() == Some(&b' ') {
+                full.pop();
+            }
+            assert_eq!(img(w), full, "{w:?}");
+        }
+        // A key in key format (2-byte length) gives the record's image.
+        let mut key = vec![2, 0];
+        key.extend_from_slice(b"aB");
+        key.resize(10, 0);
+        assert_eq!(ci.image_of_key(&key, 1).unwrap().bytes, img(b"Ab "));
+
+        // `binary` strings are not cut: their image ends in their length.
+        let bin = varchar_key(Arc::new(Binary), 8);
+        let bin = KeyDef::new(Algorithm::Hash, false, false, bin.segs, bin.key_length);
+        assert_eq!(bin.image_of_record(&vrec(b"a")).unwrap().bytes.len(), 10);
+    }
+
+    #[test]
+    fn hash_images_of_other_types_are_the_key_format() {
+        let mut seg = int_seg();
+        seg.kind = SegKind::Binary;
+        let k = KeyDef::new(Algorithm::Hash, false, false, vec![seg], 5);
+        let rec = |v: Option<i32>| {
+            let mut r = int_rec(v);
+            if v.is_none() {
+                r[1..].copy_from_slice(&[9, 9, 9, 9]);
+            }
+            r
+        };
+        let img = |v| k.image_of_record(&rec(v)).unwrap();
+        assert_eq!(img(Some(7)).bytes, [0, 7, 0, 0, 0]);
+        assert_eq!(k.image_of_key(&[0, 7, 0, 0, 0], 1).unwrap(), img(Some(7)));
+        // NULL: the flag, and no trace of the bytes the column happens to hold.
+        assert_eq!(img(None).bytes, [1, 0, 0, 0, 0]);
+        assert!(img(None).has_null);
+        assert_eq!(k.image_of_key(&[1, 5, 5, 5, 5], 1).unwrap(), img(None));
+
+        assert!(k.same_bytes(&rec(Some(7)), &rec(Some(7))).unwrap());
+        assert!(!k.same_bytes(&rec(Some(7)), &rec(Some(8))).unwrap());
+        assert!(!k.same_bytes(&rec(Some(7)), &rec(None)).unwrap());
+        let mut other_null = rec(None);
+        other_null[1] = 1;
+        assert!(k.same_bytes(&rec(None), &other_null).unwrap());
+    }
+
+    #[test]
     fn prefix_keys_cover_their_characters_only() {
         let ci = varchar_key(Arc::new(AsciiCi), 3);
         let img = |s: &[u8]| ci.image_of_record(&vrec(s)).unwrap().bytes;
@@ -581,18 +845,18 @@ pub mod tests {
 
     #[test]
     fn floats_order_by_value_and_zeroes_are_equal() {
-        let k = KeyDef {
-            algorithm: Algorithm::Btree,
-            unique: false,
-            nulls_equal: false,
-            segs: vec![KeySeg {
+        let k = KeyDef::new(
+            Algorithm::Btree,
+            false,
+            false,
+            vec![KeySeg {
                 kind: SegKind::Double,
                 start: 0,
                 length: 8,
                 null: None,
             }],
-            key_length: 8,
-        };
+            8,
+        );
         let img = |f: f64| k.image_of_record(&f.to_le_bytes()).unwrap().bytes;
         assert_eq!(img(0.0), img(-0.0));
         assert_eq!(img(f64::NAN), img(0.0));

@@ -148,6 +148,16 @@ impl RecordStore {
         (slot[self.slot_len - 1] == 1).then(|| &slot[..self.rec_len])
     }
 
+    /// The row in slot `pos`, to change in place; None if the slot is free or unused.
+    pub fn get_mut(&mut self, pos: Pos) -> Option<&mut [u8]> {
+        if pos >= self.used {
+            return None;
+        }
+        let (slot_len, rec_len) = (self.slot_len, self.rec_len);
+        let slot = self.slot_mut(pos);
+        (slot[slot_len - 1] == 1).then(|| &mut slot[..rec_len])
+    }
+
     /// Overwrites the row in slot `pos`.
     pub fn update(&mut self, pos: Pos, row: &[u8]) -> Result<()> {
         self.check_len(row)?;

@@ -128,6 +128,14 @@ impl RowStore {
         }
     }
 
+    /// Row `pos` as stored, to change in place, when rows are stored as records (not packed).
+    pub fn record_mut(&mut self, pos: Pos) -> Option<&mut [u8]> {
+        match self.pieces {
+            None => self.slots.get_mut(pos),
+            Some(_) => None,
+        }
+    }
+
     /// Replaces row `pos` with `packed`.
     pub fn update(&mut self, pos: Pos, packed: &[u8]) -> Result<()> {
         let Some(arena) = &self.pieces else {

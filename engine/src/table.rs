@@ -122,8 +122,8 @@ pub struct Table {
     /// Changes when the key statistics are due to be recomputed.
     key_stat_version: u64,
     /// Buffers a change reuses, so that a write, update or delete allocates nothing for its
-    /// key images once they have grown.
-    scratch: Scratch,
+    /// key images once they have grown (taken out while a change runs).
+    scratch: Option<Box<Scratch>>,
 }
 
 #[derive(Debug, Default)]
@@ -174,7 +174,7 @@ impl Table {
             key_version: 0,
             file_version: 0,
             key_stat_version: 1,
-            scratch: Scratch::default(),
+            scratch: None,
             def,
         }
     }
@@ -200,23 +200,33 @@ impl Table {
         self.unique_override.unwrap_or(self.def.keys[k].unique)
     }
 
-    /// Whether `img` is a duplicate in key `k`.
-    fn is_duplicate(&self, k: usize, img: &Image) -> bool {
-        let def = &self.def.keys[k];
-        self.is_unique(k)
-            && (def.nulls_equal || !img.has_null)
-            && self.indexes[k].contains(&img.bytes)
+    /// Whether key `k` refuses a second row with `img` (then [`is_duplicate`] looks).
+    fn checks_duplicates(&self, k: usize, img: &Image) -> bool {
+        self.is_unique(k) && (self.def.keys[k].nulls_equal || !img.has_null)
     }
 
-    /// Adds row `pos` (`row`) to key `k`.
-    fn add_key(&mut self, k: usize, img: &Image, row: &[u8], pos: Pos) -> Result<()> {
+    /// Whether `img` is a duplicate in key `k`.
+    fn is_duplicate(&self, k: usize, img: &Image) -> bool {
+        self.checks_duplicates(k, img) && self.indexes[k].contains(&img.bytes)
+    }
+
+    /// Adds row `pos` (`row`) to key `k`. `checked`: [`is_duplicate`](Self::is_duplicate)
+    /// just said no, so a key that refuses duplicates does not have the image yet.
+    fn add_key(
+        &mut self,
+        k: usize,
+        img: &Image,
+        row: &[u8],
+        pos: Pos,
+        checked: bool,
+    ) -> Result<()> {
         let def = &self.def.keys[k];
         let packed = match def.algorithm {
             Algorithm::Hash => None,
             Algorithm::Btree => Some(def.heap_packed_len(row)?),
         };
-        // HEAP's hash of a key only feeds a statistic, kept per distinct key.
-        self.indexes[k].insert(&img.bytes, || def.heap_hash(row), pos)?;
+        let absent = checked && self.checks_duplicates(k, img);
+        self.indexes[k].insert(&img.bytes, pos, absent)?;
         if let Some(packed) = packed {
             self.index_ledgers[k].add_node(packed);
         }
@@ -255,9 +265,9 @@ impl Table {
 
     /// Runs `f` with the scratch buffers taken out of the table, and puts them back.
     fn with_scratch<T>(&mut self, f: impl FnOnce(&mut Self, &mut Scratch) -> T) -> T {
-        let mut s = std::mem::take(&mut self.scratch);
+        let mut s = self.scratch.take().unwrap_or_default();
         let r = f(self, &mut s);
-        self.scratch = s;
+        self.scratch = Some(s);
         r
     }
 
@@ -305,6 +315,24 @@ impl Table {
             }
         }
         self.fill_images(row, images)?;
+        // A duplicate (DISTINCT's and UNION's every repeated row) is found before anything
+        // changes. HEAP finds it after taking a slot and the hash entries of the keys up to
+        // that one; what that leaves behind (a free slot, the entries) is mirrored.
+        if let Some(k) = (0..images.len()).find(|&k| self.is_duplicate(k, &images[k])) {
+            for j in 0..=k {
+                if self.def.keys[j].algorithm == Algorithm::Hash {
+                    self.index_ledgers[j].take_hash_entry(count);
+                }
+            }
+            if self.store.needs_new_slot() {
+                let pos = self.store.insert(packed)?;
+                self.store.delete(pos)?;
+                if new_block {
+                    self.ledger.add_block();
+                }
+            }
+            return Err(Error::DuplicateKey(k));
+        }
         let pos = self.store.insert(packed)?;
         if new_block {
             self.ledger.add_block();
@@ -313,12 +341,7 @@ impl Table {
             if self.def.keys[k].algorithm == Algorithm::Hash {
                 self.index_ledgers[k].take_hash_entry(count);
             }
-            let failed = if self.is_duplicate(k, img) {
-                Some(Error::DuplicateKey(k))
-            } else {
-                self.add_key(k, img, row, pos).err()
-            };
-            if let Some(e) = failed {
+            if let Err(e) = self.add_key(k, img, row, pos, true) {
                 for (j, img) in images[..k].iter().enumerate().rev() {
                     self.remove_key(j, img, row, pos)?;
                 }
@@ -360,6 +383,24 @@ impl Table {
     /// keys, as in HEAP); on a duplicate every key is put back and the row is unchanged.
     pub fn update(&mut self, pos: Pos, new: &[u8]) -> Result<()> {
         if !self.store.is_packed() {
+            // Rows are stored as records: when no key's bytes change (GROUP BY's counters),
+            // the row is overwritten in place, without copying the old one first.
+            let keys = &self.def.keys[..self.active_keys()];
+            let old = self.store.record_mut(pos).ok_or(Error::RecordDeleted)?;
+            if old.len() != new.len() {
+                return Err(Error::WrongCommand);
+            }
+            let mut unchanged = true;
+            for k in keys {
+                if !k.same_bytes(old, new)? {
+                    unchanged = false;
+                    break;
+                }
+            }
+            if unchanged {
+                old.copy_from_slice(new);
+                return Ok(());
+            }
             return self.update_packed(pos, new, new);
         }
         self.with_scratch(|t, s| {
@@ -409,14 +450,14 @@ impl Table {
             }
             self.remove_key(k, &old_images[k], old, pos)?;
             if self.is_duplicate(k, &new_images[k]) {
-                self.add_key(k, &old_images[k], old, pos)?;
+                self.add_key(k, &old_images[k], old, pos, false)?;
                 for &j in moved.iter().rev() {
                     self.remove_key(j, &new_images[j], new, pos)?;
-                    self.add_key(j, &old_images[j], old, pos)?;
+                    self.add_key(j, &old_images[j], old, pos, false)?;
                 }
                 return Err(Error::DuplicateKey(k));
             }
-            self.add_key(k, &new_images[k], new, pos)?;
+            self.add_key(k, &new_images[k], new, pos, true)?;
             moved.push(k);
         }
         self.store.update(pos, packed)?;
@@ -535,19 +576,26 @@ impl Table {
 
     /// HEAP's rows-per-key estimate for key `k`, for HASH keys only: 1 for unique keys, else
     /// the rows per hash chain, at least 2.
-    pub fn hash_rec_per_key(&self, k: usize) -> Option<u64> {
-        let def = self.def.keys.get(k)?;
+    pub fn hash_rec_per_key(&self, k: usize) -> Result<Option<u64>> {
+        let Some(def) = self.def.keys.get(k) else {
+            return Ok(None);
+        };
         let Index::Hash(h) = &self.indexes[k] else {
-            return None;
+            return Ok(None);
         };
         if def.unique {
-            return Some(1);
+            return Ok(Some(1));
         }
         let records = self.store.records();
-        Some(match h.hash_buckets(records) {
+        let (mut rec, mut blobs) = (vec![0; self.def.rec_len], Vec::new());
+        let buckets = h.hash_buckets(records, |pos| {
+            self.read_into(pos, &mut rec, &mut blobs)?;
+            def.heap_hash(&rec)
+        })?;
+        Ok(Some(match buckets {
             0 => 2,
             b => (records / b).max(2),
-        })
+        }))
     }
 
     /// The bytes of the blocks holding the table's rows and indexes.
@@ -699,13 +747,7 @@ mod tests {
         };
         let def = TableDef {
             rec_len: 22,
-            keys: vec![KeyDef {
-                algorithm: Algorithm::Btree,
-                unique: true,
-                nulls_equal: false,
-                segs: vec![seg],
-                key_length: 22,
-            }],
+            keys: vec![KeyDef::new(Algorithm::Btree, true, false, vec![seg], 22)],
             format: RowFormat::new(
                 22,
                 vec![VarField {
@@ -767,13 +809,7 @@ mod tests {
             }
         }
         fn key(algorithm: Algorithm, unique: bool, segs: Vec<KeySeg>) -> KeyDef {
-            KeyDef {
-                algorithm,
-                unique,
-                nulls_equal: false,
-                segs,
-                key_length: 6,
-            }
+            KeyDef::new(algorithm, unique, false, segs, 6)
         }
         fn table() -> Table {
             let def = TableDef {

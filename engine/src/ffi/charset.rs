@@ -11,6 +11,8 @@ pub struct ServerCollation {
     cs: *const c_void,
     mbmaxlen: usize,
     binary: bool,
+    /// The column's bytes and the weight image's bytes for them (asked for on every image).
+    width: (usize, usize),
 }
 
 // SAFETY: a CHARSET_INFO is immutable, static server data, used from every thread by the server
@@ -20,14 +22,24 @@ unsafe impl Send for ServerCollation {}
 unsafe impl Sync for ServerCollation {}
 
 impl ServerCollation {
+    /// The collation of a key segment of `len` bytes.
+    ///
     /// # Safety
     /// `cs` must be a `CHARSET_INFO` of the running server (they live until shutdown).
-    pub unsafe fn new(cs: *const c_void, mbmaxlen: usize, binary: bool) -> ServerCollation {
-        ServerCollation {
+    pub unsafe fn new(
+        cs: *const c_void,
+        mbmaxlen: usize,
+        binary: bool,
+        len: usize,
+    ) -> ServerCollation {
+        let mut c = ServerCollation {
             cs,
             mbmaxlen: mbmaxlen.max(1),
             binary,
-        }
+            width: (usize::MAX, 0),
+        };
+        c.width = (len, c.weights_len(len));
+        c
     }
 }
 
@@ -47,6 +59,9 @@ impl Collation for ServerCollation {
     }
 
     fn weights_len(&self, len: usize) -> usize {
+        if len == self.width.0 {
+            return self.width.1;
+        }
         // SAFETY: a live CHARSET_INFO (constructor contract).
         unsafe { shim::rheap_cs_strnxfrmlen(self.cs, len) }
     }

@@ -16,7 +16,12 @@ fn kind(seg: &rheap_key_seg, algorithm: Algorithm) -> SegKind {
     let collation = || -> crate::collation::CollationRef {
         // SAFETY: the shim passes the column's CHARSET_INFO, which lives as long as the server.
         Arc::new(unsafe {
-            ServerCollation::new(seg.charset, seg.mbmaxlen as usize, seg.binary_charset != 0)
+            ServerCollation::new(
+                seg.charset,
+                seg.mbmaxlen as usize,
+                seg.binary_charset != 0,
+                seg.length as usize,
+            )
         })
     };
     let t = u32::from(seg.key_type);
@@ -83,13 +88,13 @@ unsafe fn key(k: &rheap_key_def) -> KeyDef {
         // SAFETY: by the contract, nsegs segments.
         unsafe { std::slice::from_raw_parts(k.segs, k.nsegs as usize) }
     };
-    KeyDef {
+    KeyDef::new(
         algorithm,
-        unique: k.unique != 0,
-        nulls_equal: k.null_are_equal != 0,
-        segs: segs.iter().map(|s| seg(s, algorithm)).collect(),
-        key_length: k.key_length as usize,
-    }
+        k.unique != 0,
+        k.null_are_equal != 0,
+        segs.iter().map(|s| seg(s, algorithm)).collect(),
+        k.key_length as usize,
+    )
 }
 
 /// The core's definition of the table the shim describes.

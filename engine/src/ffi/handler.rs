@@ -4,7 +4,7 @@
 //! `record[1]`); the engine copies rows in and out, so no pointer into engine memory is ever
 //! handed to the server.
 
-use super::share::{Share, TABLES};
+use super::share::{Internal, Open, Share, TABLES};
 use super::{guard, guard_value, table_name};
 use crate::error::{Error, Result};
 use crate::index::Entry;
@@ -13,7 +13,6 @@ use crate::status::{self, Counter};
 use crate::table::Table;
 use rheap_sys::shim::{rheap_handler, rheap_stats, rheap_table_def};
 use std::ffi::{c_char, c_int, c_void};
-use std::sync::Arc;
 
 /// Where an index scan stands.
 #[derive(Debug, Default, Clone)]
@@ -29,10 +28,17 @@ pub(super) enum Cursor {
     BtreeEdge { after: bool },
 }
 
-/// The Rust state of one `ha_rheap` object.
+/// The Rust state of one `ha_rheap` object: the open table, and the rest ([`State`], which the
+/// handler derefs to, so that a method can hold the table and change the rest at once).
 #[derive(Debug, Default)]
 pub struct Handler {
-    share: Option<Arc<Share>>,
+    open: Option<Open>,
+    st: State,
+}
+
+/// What one `ha_rheap` object keeps besides its table.
+#[derive(Debug, Default)]
+pub struct State {
     pub(super) rec_len: usize,
     /// The slot a scan looks at next.
     scan_next: Pos,
@@ -43,6 +49,8 @@ pub struct Handler {
     /// The index scan in progress, and the key it is on (for every kind of cursor).
     pub(super) cursor: Cursor,
     pub(super) cursor_key: usize,
+    /// A key image buffer that no cursor holds, for the next lookup.
+    pub(super) spare_image: Vec<u8>,
     /// The key of the last duplicate-key error.
     errkey: i32,
     /// A temporary table: deletes do not count towards refreshing statistics (as HEAP).
@@ -69,11 +77,30 @@ pub struct Handler {
     seen_file_version: u64,
 }
 
-impl Handler {
-    pub(super) fn share(&self) -> Result<Arc<Share>> {
-        self.share.clone().ok_or(Error::WrongCommand)
+impl std::ops::Deref for Handler {
+    type Target = State;
+    fn deref(&self) -> &State {
+        &self.st
     }
+}
 
+impl std::ops::DerefMut for Handler {
+    fn deref_mut(&mut self) -> &mut State {
+        &mut self.st
+    }
+}
+
+impl Handler {
+    /// The open table, and the rest of the handler.
+    pub(super) fn parts(&mut self) -> Result<(&mut Open, &mut State)> {
+        match &mut self.open {
+            Some(open) => Ok((open, &mut self.st)),
+            None => Err(Error::WrongCommand),
+        }
+    }
+}
+
+impl State {
     fn current(&self) -> Result<Pos> {
         self.current.ok_or(Error::WrongCommand)
     }
@@ -136,14 +163,17 @@ fn now() -> i64 {
 
 /// # Safety
 /// `def` as [`super::definition::table_def`] requires.
-unsafe fn new_share(def: &rheap_table_def) -> Result<Share> {
+unsafe fn new_table(def: &rheap_table_def) -> Result<Table> {
     // SAFETY: passed on from the caller.
     let def_core = unsafe { super::definition::table_def(def) }?;
-    Share::new(
-        Table::new(def_core, now()),
-        def.internal == 0,
-        def.for_memory != 0,
-    )
+    Ok(Table::new(def_core, now()))
+}
+
+/// # Safety
+/// As [`new_table`].
+unsafe fn new_share(def: &rheap_table_def) -> Result<Share> {
+    // SAFETY: passed on from the caller.
+    Share::new(unsafe { new_table(def) }?, def.for_memory != 0)
 }
 
 #[no_mangle]
@@ -200,7 +230,7 @@ pub unsafe extern "C" fn rheap_is_internal(h: *mut rheap_handler) -> u8 {
     guard_value("rheap_is_internal", 0, || {
         // SAFETY: the shim passes its own handler.
         let h = unsafe { state(h) }?;
-        Ok(u8::from(h.internal && h.share.is_some()))
+        Ok(u8::from(matches!(h.open, Some(Open::Internal(_)))))
     })
 }
 
@@ -225,16 +255,18 @@ pub unsafe extern "C" fn rheap_open(
     guard("rheap_open", || {
         // SAFETY: the shim passes its handler, the table path and pointers to its locals.
         let (h, name, def) = unsafe { (state(h)?, table_name(name)?, &*def) };
-        let (share, created) = if def.internal != 0 {
+        let (open, created) = if def.internal != 0 {
             status::add(Counter::TmpTablesCreated, 1);
             // SAFETY: the shim's definition is valid during this call.
-            (Arc::new(unsafe { new_share(def) }?), true)
+            let table = unsafe { new_table(def) }?;
+            (Open::Internal(Box::new(Internal::new(table))), true)
         } else {
             // SAFETY: as above.
-            TABLES.open(name, || unsafe { new_share(def) })?
+            let (share, created) = TABLES.open(name, || unsafe { new_share(def) })?;
+            (Open::Shared(share), created)
         };
         {
-            let t = share.read()?;
+            let t = open.read()?;
             h.rec_len = t.def().rec_len;
             h.tmp_table = def.tmp_table != 0;
             h.internal = def.internal != 0;
@@ -243,13 +275,10 @@ pub unsafe extern "C" fn rheap_open(
         }
         // SAFETY: out-pointers to the shim's locals.
         unsafe {
-            *thr_lock = share
-                .thr_lock
-                .as_ref()
-                .map_or(std::ptr::null_mut(), |l| l.as_ptr());
+            *thr_lock = open.thr_lock();
             *implicit_emptied = u8::from(created && def.internal == 0);
         }
-        h.share = Some(share);
+        h.open = Some(open);
         h.current = None;
         h.cursor = Cursor::None;
         Ok(())
@@ -264,7 +293,7 @@ pub unsafe extern "C" fn rheap_close(h: *mut rheap_handler) -> c_int {
         // SAFETY: the shim passes its own handler.
         let h = unsafe { state(h) }?;
         status::add(Counter::RowsWritten, std::mem::take(&mut h.rows_unreported));
-        h.share = None;
+        h.open = None;
         h.current = None;
         Ok(())
     })
@@ -300,8 +329,8 @@ pub unsafe extern "C" fn rheap_write_row(h: *mut rheap_handler, buf: *const u8) 
         let h = unsafe { state(h) }?;
         // SAFETY: the server passes a whole record of the open table, rec_len bytes.
         let buf = unsafe { row(buf, h.rec_len) }?;
-        let share = h.share()?;
-        let mut table = share.write()?;
+        let (open, h) = h.parts()?;
+        let mut table = open.write()?;
         let r = if table.def().format.has_blobs() {
             // SAFETY: the server's record holds valid pointers to its BLOBs' bytes for the
             // duration of the call.
@@ -310,7 +339,6 @@ pub unsafe extern "C" fn rheap_write_row(h: *mut rheap_handler, buf: *const u8) 
         } else {
             table.write(buf)
         };
-        share.account(&table);
         if r == Err(Error::TableFull) && h.internal {
             // The server now moves this internal table to its on-disk engine.
             status::add(Counter::TmpTablesConverted, 1);
@@ -343,8 +371,8 @@ pub unsafe extern "C" fn rheap_update_row(
         let h = unsafe { state(h) }?;
         // SAFETY: the server passes a whole record of the open table, rec_len bytes.
         let new_data = unsafe { row(new_data, h.rec_len) }?;
-        let share = h.share()?;
-        let mut table = share.write()?;
+        let (open, h) = h.parts()?;
+        let mut table = open.write()?;
         let pos = h.current()?;
         let r = if table.def().format.has_blobs() {
             // SAFETY: as in write_row: the new record's BLOB pointers are the server's, valid
@@ -354,7 +382,6 @@ pub unsafe extern "C" fn rheap_update_row(
         } else {
             table.update(pos, new_data)
         };
-        share.account(&table);
         h.note(r)?;
         h.count_change(&mut table);
         Ok(())
@@ -370,10 +397,9 @@ pub unsafe extern "C" fn rheap_delete_row(h: *mut rheap_handler, _buf: *const u8
     guard("rheap_delete_row", || {
         // SAFETY: the shim passes its own handler.
         let h = unsafe { state(h) }?;
-        let share = h.share()?;
-        let mut table = share.write()?;
+        let (open, h) = h.parts()?;
+        let mut table = open.write()?;
         table.delete(h.current()?)?;
-        share.account(&table);
         if !h.tmp_table {
             h.count_change(&mut table);
         }
@@ -390,10 +416,9 @@ pub unsafe extern "C" fn rheap_delete_all_rows(h: *mut rheap_handler) -> c_int {
     guard("rheap_delete_all_rows", || {
         // SAFETY: the shim passes its own handler.
         let h = unsafe { state(h) }?;
-        let share = h.share()?;
-        let mut table = share.write()?;
+        let (open, h) = h.parts()?;
+        let mut table = open.write()?;
         table.clear();
-        share.account(&table);
         if !h.tmp_table {
             table.bump_key_stat_version();
         }
@@ -412,7 +437,8 @@ pub unsafe extern "C" fn rheap_rnd_init(h: *mut rheap_handler, _scan: u8) -> c_i
     guard("rheap_rnd_init", || {
         // SAFETY: the shim passes its own handler.
         let h = unsafe { state(h) }?;
-        h.seen_file_version = h.share()?.read()?.file_version();
+        let (open, h) = h.parts()?;
+        h.seen_file_version = open.read()?.file_version();
         h.scan_next = 0;
         h.current = None;
         Ok(())
@@ -430,8 +456,8 @@ pub unsafe extern "C" fn rheap_rnd_next(h: *mut rheap_handler, buf: *mut u8) -> 
         let h = unsafe { state(h) }?;
         // SAFETY: the server passes record[0] (or record[1]) of the open table, rec_len bytes.
         let out = unsafe { row_mut(buf, h.rec_len) }?;
-        let share = h.share()?;
-        let table = share.read()?;
+        let (open, h) = h.parts()?;
+        let table = open.read()?;
         let pos = table.next(h.scan_next).ok_or(Error::EndOfFile)?;
         table.read_into(pos, out, &mut h.blobs)?;
         h.current = Some(pos);
@@ -472,8 +498,8 @@ pub unsafe extern "C" fn rheap_rnd_pos(
                 .try_into()
                 .expect("REF_LENGTH bytes"),
         );
-        let share = h.share()?;
-        share.read()?.read_into(pos, out, &mut h.blobs)?;
+        let (open, h) = h.parts()?;
+        open.read()?.read_into(pos, out, &mut h.blobs)?;
         h.current = Some(pos);
         Ok(())
     })
@@ -511,8 +537,8 @@ pub unsafe extern "C" fn rheap_info(
     guard("rheap_info", || {
         // SAFETY: the shim's handler and a pointer to its local.
         let (h, out) = unsafe { (state(h)?, &mut *out) };
-        let share = h.share()?;
-        let table = share.read()?;
+        let (open, h) = h.parts()?;
+        let table = open.read()?;
         let s = table.stats();
         let refresh = h.key_stat_version != table.key_stat_version();
         if refresh {
@@ -526,7 +552,7 @@ pub unsafe extern "C" fn rheap_info(
                 unsafe { std::slice::from_raw_parts_mut(rec_per_key, nkeys as usize) }
             };
             for (k, out) in rpk.iter_mut().enumerate() {
-                let v = table.hash_rec_per_key(k);
+                let v = table.hash_rec_per_key(k)?;
                 if let Some(slot) = h.rec_per_key.get_mut(k) {
                     *slot = v;
                 }
@@ -562,8 +588,8 @@ pub unsafe extern "C" fn rheap_records(h: *mut rheap_handler) -> u64 {
     guard_value("rheap_records", 0, || {
         // SAFETY: the shim passes its own handler.
         let h = unsafe { state(h) }?;
-        let share = h.share()?;
-        let records = share.read()?.records();
+        let (open, _) = h.parts()?;
+        let records = open.read()?.records();
         Ok(records)
     })
 }
@@ -594,8 +620,8 @@ pub unsafe extern "C" fn rheap_restart_rnd_next(h: *mut rheap_handler, buf: *mut
         // SAFETY: the server passes a record buffer of the open table, rec_len bytes.
         let out = unsafe { row_mut(buf, h.rec_len) }?;
         let pos = h.remembered.ok_or(Error::WrongCommand)?;
-        let share = h.share()?;
-        share.read()?.read_into(pos, out, &mut h.blobs)?;
+        let (open, h) = h.parts()?;
+        open.read()?.read_into(pos, out, &mut h.blobs)?;
         h.current = Some(pos);
         h.scan_next = pos + 1;
         Ok(())
@@ -611,8 +637,8 @@ pub unsafe extern "C" fn rheap_can_continue_handler_scan(h: *mut rheap_handler, 
     guard("rheap_can_continue_handler_scan", || {
         // SAFETY: the shim passes its own handler.
         let h = unsafe { state(h) }?;
-        let share = h.share()?;
-        let table = share.read()?;
+        let (open, h) = h.parts()?;
+        let table = open.read()?;
         let changed = match mode {
             1 => h.seen_key_version != table.key_version(),
             2 => h.seen_file_version != table.file_version(),
@@ -643,9 +669,8 @@ pub unsafe extern "C" fn rheap_extra(h: *mut rheap_handler, operation: i32) -> c
         let h = unsafe { state(h) }?;
         match operation as u32 {
             TO_UNIQUE | TO_DUP => {
-                let share = h.share()?;
-                share
-                    .write()?
+                let (open, _) = h.parts()?;
+                open.write()?
                     .set_all_keys_unique(operation as u32 == TO_UNIQUE);
             }
             RESET_STATE => h.cursor = Cursor::None,
@@ -679,11 +704,9 @@ unsafe fn with_table<T>(
 ) -> Result<T> {
     // SAFETY: passed on from the caller.
     let h = unsafe { state(h) }?;
-    let share = h.share()?;
-    let mut table = share.write()?;
-    let r = f(&mut table);
-    share.account(&table);
-    r
+    let (open, _) = h.parts()?;
+    let mut table = open.write()?;
+    f(&mut table)
 }
 
 /// `handler::disable_indexes` (not persistent).

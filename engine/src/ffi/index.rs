@@ -6,7 +6,7 @@
 //! scan is a position in the index (key image and row), so deleting the current row does not
 //! lose the scan's place.
 
-use super::handler::{row, row_mut, state, Cursor, Handler};
+use super::handler::{row, row_mut, state, Cursor, Handler, State};
 use super::{guard, guard_value};
 use crate::error::{Error, Result};
 use crate::index::{Entry, EntryRef, Find, Index, RangeEnd};
@@ -44,7 +44,7 @@ fn find_of(flag: i32) -> Option<Find> {
 }
 
 /// Copies row `pos` into `out` and makes it the current row.
-fn land(h: &mut Handler, table: &Table, out: &mut [u8], pos: Pos) -> Result<()> {
+fn land(h: &mut State, table: &Table, out: &mut [u8], pos: Pos) -> Result<()> {
     table.read_into(pos, out, &mut h.blobs)?;
     h.current = Some(pos);
     Ok(())
@@ -65,8 +65,8 @@ unsafe fn read_map(
 ) -> Result<()> {
     // SAFETY: the server passes a record buffer of the open table, rec_len bytes.
     let out = unsafe { row_mut(buf, h.rec_len) }?;
-    let share = h.share()?;
-    let table = share.read()?;
+    let (open, h) = h.parts()?;
+    let table = open.read()?;
     let k = index as usize;
     let (def, idx) = table.index(k)?;
     let parts = def.parts_in_map(keypart_map);
@@ -77,7 +77,7 @@ unsafe fn read_map(
         bytes: match std::mem::take(&mut h.cursor) {
             Cursor::Hash { image, .. } => image,
             Cursor::Btree { entry } => entry.image,
-            _ => Vec::new(),
+            _ => std::mem::take(&mut h.spare_image),
         },
         has_null: false,
     };
@@ -87,16 +87,23 @@ unsafe fn read_map(
     h.seen_key_version = table.key_version();
     let pos = match idx {
         Index::Hash(hash) => {
-            if parts < def.segs.len() {
+            let found = if parts < def.segs.len() {
+                None
+            } else {
+                hash.lookup(&image).next()
+            };
+            let Some(pos) = found else {
+                // GROUP BY looks up every new group first: keep the buffer for the next one.
+                h.spare_image = image;
                 return Err(Error::KeyNotFound);
-            }
-            let pos = hash.lookup(&image).next().ok_or(Error::KeyNotFound)?;
+            };
             h.cursor = Cursor::Hash { image, pos, at: 0 };
             pos
         }
         Index::Btree(tree) => {
-            let how = find_of(find_flag).ok_or(Error::KeyNotFound)?;
-            let found = tree.find(&image, how).ok_or(Error::KeyNotFound)?;
+            let found = find_of(find_flag).and_then(|how| tree.find(&image, how));
+            h.spare_image = image;
+            let found = found.ok_or(Error::KeyNotFound)?;
             move_btree_cursor(&mut h.cursor, found);
             found.1
         }
@@ -163,8 +170,8 @@ unsafe fn step(h: *mut rheap_handler, buf: *mut u8, forward: bool) -> Result<()>
     let h = unsafe { state(h) }?;
     // SAFETY: the server passes a record buffer of the open table, rec_len bytes.
     let out = unsafe { row_mut(buf, h.rec_len) }?;
-    let share = h.share()?;
-    let table = share.read()?;
+    let (open, h) = h.parts()?;
+    let table = open.read()?;
     let (_, idx) = table.index(h.cursor_key)?;
     // The cursor moves in place; `replace` is a cursor of another kind to take its place.
     let mut replace = None;
@@ -240,8 +247,8 @@ unsafe fn edge(h: *mut rheap_handler, buf: *mut u8, index: u32, first: bool) -> 
     let h = unsafe { state(h) }?;
     // SAFETY: the server passes a record buffer of the open table, rec_len bytes.
     let out = unsafe { row_mut(buf, h.rec_len) }?;
-    let share = h.share()?;
-    let table = share.read()?;
+    let (open, h) = h.parts()?;
+    let table = open.read()?;
     let k = index as usize;
     let Index::Btree(tree) = table.index(k)?.1 else {
         return Err(Error::WrongCommand);
@@ -338,8 +345,8 @@ pub unsafe extern "C" fn rheap_records_in_range(
     guard_value("rheap_records_in_range", u64::MAX, || {
         // SAFETY: the shim passes its own handler.
         let h = unsafe { state(h) }?;
-        let share = h.share()?;
-        let table = share.read()?;
+        let (open, h) = h.parts()?;
+        let table = open.read()?;
         let k = index as usize;
         let (def, idx) = table.index(k)?;
         // SAFETY: the server's bounds of this key.
@@ -386,8 +393,8 @@ pub unsafe extern "C" fn rheap_find_unique_row(
         let h = unsafe { state(h) }?;
         // SAFETY: the server passes record[0] of the open table.
         let rec = unsafe { row_mut(record, h.rec_len) }?;
-        let share = h.share()?;
-        let table = share.read()?;
+        let (open, h) = h.parts()?;
+        let table = open.read()?;
         let k = index as usize;
         let (def, idx) = table.index(k)?;
         let image = def.image_of_record(rec)?.bytes;

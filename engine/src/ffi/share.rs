@@ -1,13 +1,14 @@
-//! A table as the handlers share it: the core [`Table`] behind a lock, plus the server's
-//! `THR_LOCK` that implements MEMORY's table-level locking.
+//! A table as handlers have it open: a named table shared by every handler (the core
+//! [`Table`] behind a lock, plus the server's `THR_LOCK` that implements MEMORY's table-level
+//! locking), or an internal temporary table that its one handler owns.
 
 use crate::error::{Error, Result};
 use crate::registry::Registry;
 use crate::status::{self, Counter};
 use crate::table::Table;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::ops::{Deref, DerefMut};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// Named tables of every connection.
 pub static TABLES: Registry<Share> = Registry::new();
@@ -49,33 +50,20 @@ impl Drop for ThrLock {
 #[derive(Debug)]
 pub struct Share {
     table: RwLock<Table>,
-    /// None for internal temporary tables, which the server never locks.
-    pub thr_lock: Option<ThrLock>,
+    pub thr_lock: ThrLock,
     /// An ENGINE=MEMORY table served by rheap (`rheap_takeover=ALL`).
     pub for_memory: bool,
-    /// For internal temporary tables, the bytes of their blocks last moved to the running
-    /// thread's memory accounting.
-    accounted: AtomicU64,
 }
 
 impl Share {
-    pub fn new(table: Table, shared: bool, for_memory: bool) -> Result<Share> {
-        let thr_lock = if shared { Some(ThrLock::new()?) } else { None };
+    pub fn new(table: Table, for_memory: bool) -> Result<Share> {
+        let thr_lock = ThrLock::new()?;
         status::add(Counter::TablesLive, 1);
         Ok(Share {
             table: RwLock::new(table),
             thr_lock,
             for_memory,
-            accounted: AtomicU64::new(0),
         })
-    }
-
-    pub fn read(&self) -> Result<RwLockReadGuard<'_, Table>> {
-        self.table.read().map_err(|_| poisoned())
-    }
-
-    pub fn write(&self) -> Result<RwLockWriteGuard<'_, Table>> {
-        self.table.write().map_err(|_| poisoned())
     }
 }
 
@@ -84,20 +72,52 @@ fn poisoned() -> Error {
     Error::Internal("the table was left inconsistent by an earlier internal error; drop it".into())
 }
 
-impl Share {
-    /// Brings the server's memory accounting up to date with `table`, after a change.
+impl Drop for Share {
+    fn drop(&mut self) {
+        status::sub(Counter::TablesLive, 1);
+    }
+}
+
+/// One of the server's internal temporary tables. The server reaches it through the one
+/// handler that created it, from one thread at a time, so it needs no lock and no name.
+#[derive(Debug)]
+pub struct Internal {
+    table: Table,
+    /// The bytes of its blocks last moved to the running thread's memory accounting.
+    accounted: u64,
+    /// A panic happened while the table was being changed (as a poisoned lock): it may be
+    /// inconsistent, so it is not used again.
+    poisoned: bool,
+}
+
+impl Internal {
+    pub fn new(table: Table) -> Internal {
+        status::add(Counter::TablesLive, 1);
+        Internal {
+            table,
+            accounted: 0,
+            poisoned: false,
+        }
+    }
+
+    /// Brings the server's memory accounting up to date with the table, after a change.
     ///
     /// Blocks come from `my_malloc`, which counts them in the server's (global) Memory_used
     /// when they are first allocated. An internal temporary table's blocks are moreover the
     /// running thread's, as HEAP's thread-specific allocations are: the bytes move from the
     /// global count to the thread's (its Memory_used, PROCESSLIST's MEMORY_USED,
     /// max_session_mem_used), and back when the table shrinks or goes.
-    pub fn account(&self, table: &Table) {
-        if self.thr_lock.is_none() {
-            let now = table.memory_bytes();
-            let before = self.accounted.swap(now, Ordering::Relaxed);
-            move_to_thread(now as i64 - before as i64);
-        }
+    fn account(&mut self) {
+        let now = self.table.memory_bytes();
+        move_to_thread(now as i64 - self.accounted as i64);
+        self.accounted = now;
+    }
+}
+
+impl Drop for Internal {
+    fn drop(&mut self) {
+        status::sub(Counter::TablesLive, 1);
+        move_to_thread(-(self.accounted as i64));
     }
 }
 
@@ -113,9 +133,90 @@ fn move_to_thread(delta: i64) {
     }
 }
 
-impl Drop for Share {
+/// A table as a handler has it open.
+#[derive(Debug)]
+pub enum Open {
+    /// An internal temporary table, the handler's own.
+    Internal(Box<Internal>),
+    /// A named table, shared with the other handlers that have it open.
+    Shared(Arc<Share>),
+}
+
+impl Open {
+    /// The table, to read.
+    pub fn read(&self) -> Result<TableRead<'_>> {
+        Ok(match self {
+            Open::Internal(t) if t.poisoned => return Err(poisoned()),
+            Open::Internal(t) => TableRead::Internal(&t.table),
+            Open::Shared(s) => TableRead::Shared(s.table.read().map_err(|_| poisoned())?),
+        })
+    }
+
+    /// The table, to change. An internal table's memory accounting follows the change when
+    /// the returned guard goes.
+    pub fn write(&mut self) -> Result<TableWrite<'_>> {
+        Ok(match self {
+            Open::Internal(t) if t.poisoned => return Err(poisoned()),
+            Open::Internal(t) => TableWrite::Internal(t),
+            Open::Shared(s) => TableWrite::Shared(s.table.write().map_err(|_| poisoned())?),
+        })
+    }
+
+    /// The server's `THR_LOCK` of a named table (internal tables are never locked).
+    pub fn thr_lock(&self) -> *mut c_void {
+        match self {
+            Open::Internal(_) => std::ptr::null_mut(),
+            Open::Shared(s) => s.thr_lock.as_ptr(),
+        }
+    }
+}
+
+/// A table read through [`Open::read`].
+pub enum TableRead<'a> {
+    Internal(&'a Table),
+    Shared(RwLockReadGuard<'a, Table>),
+}
+
+impl Deref for TableRead<'_> {
+    type Target = Table;
+    fn deref(&self) -> &Table {
+        match self {
+            TableRead::Internal(t) => t,
+            TableRead::Shared(g) => g,
+        }
+    }
+}
+
+/// A table changed through [`Open::write`].
+pub enum TableWrite<'a> {
+    Internal(&'a mut Internal),
+    Shared(RwLockWriteGuard<'a, Table>),
+}
+
+impl Deref for TableWrite<'_> {
+    type Target = Table;
+    fn deref(&self) -> &Table {
+        match self {
+            TableWrite::Internal(t) => &t.table,
+            TableWrite::Shared(g) => g,
+        }
+    }
+}
+
+impl DerefMut for TableWrite<'_> {
+    fn deref_mut(&mut self) -> &mut Table {
+        match self {
+            TableWrite::Internal(t) => &mut t.table,
+            TableWrite::Shared(g) => &mut *g,
+        }
+    }
+}
+
+impl Drop for TableWrite<'_> {
     fn drop(&mut self) {
-        status::sub(Counter::TablesLive, 1);
-        move_to_thread(-(*self.accounted.get_mut() as i64));
+        if let TableWrite::Internal(t) = self {
+            t.poisoned |= std::thread::panicking();
+            t.account();
+        }
     }
 }

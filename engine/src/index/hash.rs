@@ -3,8 +3,9 @@
 //! HEAP keeps a hash index as a linear hash whose chains put a new entry first and keep the
 //! relative order of the others through splits, merges and deletes. Rows with equal keys (under
 //! the collation) always share a chain, so a lookup returns them newest first: that is the order
-//! rheap keeps per key. Each group also remembers HEAP's hash value of its key, so the
-//! statistics HEAP derives from its chain count (`hash_buckets`) come out the same.
+//! rheap keeps per key. The statistics HEAP derives from its chain count (`hash_buckets`) come
+//! out the same: they are computed from HEAP's hash of each key, taken from a row of the key
+//! when the statistics are asked for.
 
 use crate::alloc::Arena;
 use crate::error::Result;
@@ -14,33 +15,69 @@ use allocator_api2::vec::Vec as AVec;
 use hashbrown::HashTable;
 use std::collections::HashSet;
 
+/// Bytes of the longest key image a group keeps inside itself.
+const INLINE_KEY: usize = 30;
+
+/// A group's key image: a short one (most keys of GROUP BY and DISTINCT tables) inside the
+/// group, so that a new group allocates nothing of its own; a longer one in the arena.
+#[derive(Debug)]
+enum KeyImage {
+    Inline { len: u8, bytes: [u8; INLINE_KEY] },
+    Arena(AVec<u8, Arena>),
+}
+
+impl KeyImage {
+    fn new(image: &[u8], arena: &Arena) -> Result<KeyImage> {
+        if image.len() <= INLINE_KEY {
+            let mut bytes = [0; INLINE_KEY];
+            bytes[..image.len()].copy_from_slice(image);
+            return Ok(KeyImage::Inline {
+                len: image.len() as u8,
+                bytes,
+            });
+        }
+        let mut key = AVec::new_in(arena.clone());
+        key.try_reserve_exact(image.len())?;
+        key.extend_from_slice(image);
+        Ok(KeyImage::Arena(key))
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            KeyImage::Inline { len, bytes } => &bytes[..usize::from(*len)],
+            KeyImage::Arena(key) => key,
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Group {
-    /// The key image.
-    key: AVec<u8, Arena>,
-    /// HEAP's hash of the key (equal keys hash equally).
-    hash: u64,
+    key: KeyImage,
     /// The oldest row with this key, then the others, oldest first: a key that only one row
     /// has (most keys of a GROUP BY or DISTINCT table) needs no list.
     first: Pos,
-    more: AVec<Pos, Arena>,
+    more: Option<AVec<Pos, Arena>>,
 }
 
 impl Group {
+    fn more(&self) -> &[Pos] {
+        self.more.as_deref().unwrap_or_default()
+    }
+
     fn len(&self) -> usize {
-        1 + self.more.len()
+        1 + self.more().len()
     }
 
     /// Row `i`, oldest first.
     fn row(&self, i: usize) -> Option<Pos> {
         match i {
             0 => Some(self.first),
-            i => self.more.get(i - 1).copied(),
+            i => self.more().get(i - 1).copied(),
         }
     }
 
     fn newest_first(&self) -> impl Iterator<Item = Pos> + '_ {
-        self.more
+        self.more()
             .iter()
             .rev()
             .copied()
@@ -49,12 +86,13 @@ impl Group {
 
     /// Removes row `i` (oldest first); false when the group is left empty.
     fn remove(&mut self, i: usize) -> bool {
-        match i {
-            0 if self.more.is_empty() => return false,
-            0 => self.first = self.more.remove(0),
-            i => {
-                self.more.remove(i - 1);
+        match (i, &mut self.more) {
+            (0, Some(more)) if !more.is_empty() => self.first = more.remove(0),
+            (0, _) => return false,
+            (i, Some(more)) if i <= more.len() => {
+                more.remove(i - 1);
             }
+            _ => {}
         }
         true
     }
@@ -84,7 +122,7 @@ fn hash_image(image: &[u8]) -> u64 {
 }
 
 fn rehash(g: &Group) -> u64 {
-    hash_image(&g.key)
+    hash_image(g.key.as_slice())
 }
 
 impl HashIndex {
@@ -106,34 +144,31 @@ impl HashIndex {
         self.group(image).is_some()
     }
 
-    /// Adds `pos` under `image` as the newest row of its key; `heap_hash` (HEAP's hash of the
-    /// key) is only asked for a key not there yet.
-    pub fn insert(
-        &mut self,
-        image: &[u8],
-        heap_hash: impl FnOnce() -> Result<u64>,
-        pos: Pos,
-    ) -> Result<()> {
+    /// Adds `pos` under `image` as the newest row of its key. `absent`: the caller knows no
+    /// row has this key (a unique key it checked), so there is no group to look for.
+    pub fn insert(&mut self, image: &[u8], pos: Pos, absent: bool) -> Result<()> {
         let h = hash_image(image);
         // The key is copied only for a new group: rows with a key already there add no
         // allocation beyond their own entry.
-        if let Some(g) = self.groups.find_mut(h, |g| g.key.as_slice() == image) {
-            g.more.try_reserve(1)?;
-            g.more.push(pos);
+        let existing = match absent {
+            true => None,
+            false => self.groups.find_mut(h, |g| g.key.as_slice() == image),
+        };
+        if let Some(g) = existing {
+            let more = g
+                .more
+                .get_or_insert_with(|| AVec::new_in(self.arena.clone()));
+            more.try_reserve(1)?;
+            more.push(pos);
         } else {
-            let hash = heap_hash()?;
             // A temporary table's groups arrive one by one: start with room for a few, not
             // one at a time.
             self.groups
                 .try_reserve(1.max(16 - self.groups.capacity().min(16)), rehash)?;
-            let mut key = AVec::new_in(self.arena.clone());
-            key.try_reserve_exact(image.len())?;
-            key.extend_from_slice(image);
             let group = Group {
-                key,
-                hash,
+                key: KeyImage::new(image, &self.arena)?,
                 first: pos,
-                more: AVec::new_in(self.arena.clone()),
+                more: None,
             };
             self.groups.insert_unique(h, group, rehash);
         }
@@ -189,15 +224,18 @@ impl HashIndex {
     }
 
     /// HEAP's `hash_buckets`: how many chains its linear hash has for these keys when the table
-    /// holds `records` rows.
-    pub fn hash_buckets(&self, records: u64) -> u64 {
+    /// holds `records` rows. `heap_hash` gives HEAP's hash of the key of a row.
+    pub fn hash_buckets(
+        &self,
+        records: u64,
+        mut heap_hash: impl FnMut(Pos) -> Result<u64>,
+    ) -> Result<u64> {
         let blength = hp_blength(records);
-        let chains: HashSet<u64> = self
-            .groups
-            .iter()
-            .map(|g| hp_mask(g.hash, blength, records))
-            .collect();
-        chains.len() as u64
+        let mut chains = HashSet::new();
+        for g in self.groups.iter() {
+            chains.insert(hp_mask(heap_hash(g.first)?, blength, records));
+        }
+        Ok(chains.len() as u64)
     }
 
     /// Checks the invariants; panics on a violation.
@@ -206,7 +244,7 @@ impl HashIndex {
         let mut n = 0u64;
         for g in self.groups.iter() {
             assert_eq!(
-                self.group(&g.key).map(|f| f as *const Group),
+                self.group(g.key.as_slice()).map(|f| f as *const Group),
                 Some(g as *const Group),
                 "every group is found by its key"
             );
@@ -227,9 +265,9 @@ mod tests {
     fn equal_keys_come_newest_first_and_keep_order_after_deletes() {
         let mut h = HashIndex::new(&Arena::new(16, 0, u64::MAX));
         for p in 0..4 {
-            h.insert(b"k", || Ok(7), p).unwrap();
+            h.insert(b"k", p, false).unwrap();
         }
-        h.insert(b"j", || Ok(8), 9).unwrap();
+        h.insert(b"j", 9, true).unwrap();
         assert_eq!(h.lookup(b"k").collect::<Vec<_>>(), [3, 2, 1, 0]);
         assert!(h.remove(b"k", 2));
         assert!(!h.remove(b"k", 2));
@@ -246,12 +284,13 @@ mod tests {
     fn buckets_count_distinct_chain_positions() {
         let mut h = HashIndex::new(&Arena::new(16, 0, u64::MAX));
         // Hashes 1 and 5 share position 1 of a 4-row table (blength 8, 5 & 7 = 5 >= 4 -> 1).
-        h.insert(b"a", || Ok(1), 0).unwrap();
-        h.insert(b"b", || Ok(5), 1).unwrap();
-        h.insert(b"c", || Ok(2), 2).unwrap();
-        h.insert(b"c", || Ok(2), 3).unwrap();
-        assert_eq!(h.hash_buckets(4), 2);
+        h.insert(b"a", 0, true).unwrap();
+        h.insert(b"b", 1, true).unwrap();
+        h.insert(b"c", 2, true).unwrap();
+        h.insert(b"c", 3, false).unwrap();
+        let heap_hash = |p: Pos| Ok([1, 5, 2, 2][p as usize]);
+        assert_eq!(h.hash_buckets(4, heap_hash).unwrap(), 2);
         h.clear();
-        assert_eq!(h.hash_buckets(0), 0);
+        assert_eq!(h.hash_buckets(0, heap_hash).unwrap(), 0);
     }
 }

@@ -34,16 +34,10 @@ impl Index {
         }
     }
 
-    /// Adds row `pos` under `image`; `heap_hash` gives HEAP's hash of the key, which a HASH
-    /// index keeps per distinct key.
-    pub fn insert(
-        &mut self,
-        image: &[u8],
-        heap_hash: impl FnOnce() -> Result<u64>,
-        pos: Pos,
-    ) -> Result<()> {
+    /// Adds row `pos` under `image`; `absent`: no row has this key (the caller checked).
+    pub fn insert(&mut self, image: &[u8], pos: Pos, absent: bool) -> Result<()> {
         match self {
-            Index::Hash(h) => h.insert(image, heap_hash, pos),
+            Index::Hash(h) => h.insert(image, pos, absent),
             Index::Btree(b) => b.insert(image, pos),
         }
     }

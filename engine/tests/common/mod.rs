@@ -26,15 +26,12 @@ pub fn table_with_max_rows(max_rows: u64) -> Table {
         length: 1,
         null: None,
     };
-    let key = |algorithm, unique, segs: Vec<KeySeg>| KeyDef {
-        algorithm,
-        unique,
-        nulls_equal: false,
-        key_length: segs
+    let key = |algorithm, unique, segs: Vec<KeySeg>| {
+        let key_length = segs
             .iter()
             .map(|s| s.length + usize::from(s.null.is_some()))
-            .sum(),
-        segs,
+            .sum();
+        KeyDef::new(algorithm, unique, false, segs, key_length)
     };
     Table::new(
         TableDef {
