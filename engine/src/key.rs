@@ -134,6 +134,19 @@ fn rec_bits(rec: &[u8], pos: usize, start: u8, len: u8) -> u8 {
     ((v >> start) & ((1u16 << len) - 1)) as u8
 }
 
+/// Byte equality of two strings, without a call to `memcmp` for the few bytes most keys
+/// have.
+#[inline]
+pub fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    if a.len() > 16 {
+        return a == b;
+    }
+    a.iter().zip(b).all(|(x, y)| x == y)
+}
+
 fn slice(buf: &[u8], from: usize, len: usize) -> Result<&[u8]> {
     buf.get(from..from.saturating_add(len))
         .ok_or_else(|| Error::Internal("key segment outside the buffer".into()))
@@ -217,7 +230,10 @@ impl KeySeg {
             }
             _ => self.length,
         };
-        Ok(slice(a, self.start, len)? == slice(b, self.start, len)?)
+        Ok(bytes_eq(
+            slice(a, self.start, len)?,
+            slice(b, self.start, len)?,
+        ))
     }
 
     fn value_from_record<'a>(&self, rec: &'a [u8]) -> Result<Value<'a>> {

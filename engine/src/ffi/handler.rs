@@ -8,6 +8,7 @@ use super::share::{Internal, Open, Share, TABLES};
 use super::{guard, guard_value, table_name};
 use crate::error::{Error, Result};
 use crate::index::Entry;
+use crate::key::Image;
 use crate::records::Pos;
 use crate::status::{self, Counter};
 use crate::table::Table;
@@ -19,9 +20,9 @@ use std::ffi::{c_char, c_int, c_void};
 pub(super) enum Cursor {
     #[default]
     None,
-    /// On a row of a HASH key: the key's image, the row, and how many rows of the key came
-    /// before it.
-    Hash { image: Vec<u8>, pos: Pos, at: usize },
+    /// On a row of a HASH key (whose image is the handler's `key`): the row, and how many
+    /// rows of the key came before it.
+    Hash { pos: Pos, at: usize },
     /// On an entry of a BTREE key.
     Btree { entry: Entry },
     /// Past the last (`after`) or before the first entry of a BTREE key.
@@ -49,8 +50,9 @@ pub struct State {
     /// The index scan in progress, and the key it is on (for every kind of cursor).
     pub(super) cursor: Cursor,
     pub(super) cursor_key: usize,
-    /// A key image buffer that no cursor holds, for the next lookup.
-    pub(super) spare_image: Vec<u8>,
+    /// The image of the key last looked up: a HASH cursor's key (its buffer is reused, so a
+    /// lookup per row, as GROUP BY makes, allocates nothing).
+    pub(super) key: Image,
     /// The key of the last duplicate-key error.
     errkey: i32,
     /// A temporary table: deletes do not count towards refreshing statistics (as HEAP).

@@ -10,7 +10,6 @@ use super::handler::{row, row_mut, state, Cursor, Handler, State};
 use super::{guard, guard_value};
 use crate::error::{Error, Result};
 use crate::index::{Entry, EntryRef, Find, Index, RangeEnd};
-use crate::key::Image;
 use crate::records::Pos;
 use crate::table::Table;
 use rheap_sys::ha_rkey_function as F;
@@ -72,41 +71,28 @@ unsafe fn read_map(
     let parts = def.parts_in_map(keypart_map);
     // SAFETY: the server passes a key with at least the parts of keypart_map.
     let key = unsafe { row(key, def.key_format_len(parts)) }?;
-    // The cursor's image buffer is reused: a lookup per row (GROUP BY) allocates nothing.
-    let mut img = Image {
-        bytes: match std::mem::take(&mut h.cursor) {
-            Cursor::Hash { image, .. } => image,
-            Cursor::Btree { entry } => entry.image,
-            _ => std::mem::take(&mut h.spare_image),
-        },
-        has_null: false,
-    };
-    def.image_of_key_into(key, parts, &mut img)?;
-    let image = img.bytes;
+    def.image_of_key_into(key, parts, &mut h.key)?;
     h.cursor_key = k;
     h.seen_key_version = table.key_version();
-    let pos = match idx {
-        Index::Hash(hash) => {
-            let found = if parts < def.segs.len() {
-                None
-            } else {
-                hash.lookup(&image).next()
-            };
-            let Some(pos) = found else {
-                // GROUP BY looks up every new group first: keep the buffer for the next one.
-                h.spare_image = image;
-                return Err(Error::KeyNotFound);
-            };
-            h.cursor = Cursor::Hash { image, pos, at: 0 };
+    let found = match idx {
+        Index::Hash(hash) if parts == def.segs.len() => {
+            let pos = hash.lookup(&h.key.bytes).next();
+            if let Some(pos) = pos {
+                h.cursor = Cursor::Hash { pos, at: 0 };
+            }
             pos
         }
-        Index::Btree(tree) => {
-            let found = find_of(find_flag).and_then(|how| tree.find(&image, how));
-            h.spare_image = image;
-            let found = found.ok_or(Error::KeyNotFound)?;
-            move_btree_cursor(&mut h.cursor, found);
-            found.1
-        }
+        Index::Hash(_) => None,
+        Index::Btree(tree) => find_of(find_flag)
+            .and_then(|how| tree.find(&h.key.bytes, how))
+            .map(|e| {
+                move_btree_cursor(&mut h.cursor, e);
+                e.1
+            }),
+    };
+    let Some(pos) = found else {
+        h.cursor = Cursor::None;
+        return Err(Error::KeyNotFound);
     };
     land(h, &table, out, pos)
 }
@@ -176,8 +162,8 @@ unsafe fn step(h: *mut rheap_handler, buf: *mut u8, forward: bool) -> Result<()>
     // The cursor moves in place; `replace` is a cursor of another kind to take its place.
     let mut replace = None;
     let pos = match (&mut h.cursor, idx) {
-        (Cursor::Hash { image, pos, at }, Index::Hash(hash)) if forward => {
-            hash.next_after(image, *pos, *at).map(|(p, i)| {
+        (Cursor::Hash { pos, at }, Index::Hash(hash)) if forward => {
+            hash.next_after(&h.key.bytes, *pos, *at).map(|(p, i)| {
                 (*pos, *at) = (p, i);
                 p
             })
@@ -397,15 +383,15 @@ pub unsafe extern "C" fn rheap_find_unique_row(
         let table = open.read()?;
         let k = index as usize;
         let (def, idx) = table.index(k)?;
-        let image = def.image_of_record(rec)?.bytes;
         let Index::Hash(hash) = idx else {
             return Err(Error::WrongCommand);
         };
-        let Some(pos) = hash.lookup(&image).next() else {
+        def.image_of_record_into(rec, &mut h.key)?;
+        let Some(pos) = hash.lookup(&h.key.bytes).next() else {
             return Ok(1);
         };
         h.cursor_key = k;
-        h.cursor = Cursor::Hash { image, pos, at: 0 };
+        h.cursor = Cursor::Hash { pos, at: 0 };
         land(h, &table, rec, pos)?;
         Ok(0)
     })

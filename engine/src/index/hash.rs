@@ -9,7 +9,7 @@
 
 use crate::alloc::Arena;
 use crate::error::Result;
-use crate::key::{hp_blength, hp_mask};
+use crate::key::{bytes_eq, hp_blength, hp_mask};
 use crate::records::Pos;
 use allocator_api2::vec::Vec as AVec;
 use hashbrown::HashTable;
@@ -136,7 +136,7 @@ impl HashIndex {
 
     fn group(&self, image: &[u8]) -> Option<&Group> {
         self.groups
-            .find(hash_image(image), |g| g.key.as_slice() == image)
+            .find(hash_image(image), |g| bytes_eq(g.key.as_slice(), image))
     }
 
     /// Whether some row has this key.
@@ -152,7 +152,9 @@ impl HashIndex {
         // allocation beyond their own entry.
         let existing = match absent {
             true => None,
-            false => self.groups.find_mut(h, |g| g.key.as_slice() == image),
+            false => self
+                .groups
+                .find_mut(h, |g| bytes_eq(g.key.as_slice(), image)),
         };
         if let Some(g) = existing {
             let more = g
@@ -180,7 +182,7 @@ impl HashIndex {
     pub fn remove(&mut self, image: &[u8], pos: Pos) -> bool {
         let Ok(mut entry) = self
             .groups
-            .find_entry(hash_image(image), |g| g.key.as_slice() == image)
+            .find_entry(hash_image(image), |g| bytes_eq(g.key.as_slice(), image))
         else {
             return false;
         };
