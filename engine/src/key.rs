@@ -84,10 +84,31 @@ pub struct KeyDef {
     /// Bytes of the key format of all segments.
     format_len: usize,
     /// For a HASH key, what its images are cut of at the end (see [`pad_unit`]).
-    pad: Option<Vec<u8>>,
+    pad: Option<Pad>,
     /// The last segment's weights are made without padding (see
     /// [`KeySeg::encode_unpadded`]).
     unpadded_last: bool,
+}
+
+/// The unit a HASH key's images are cut of (see [`pad_unit`]).
+#[derive(Debug, Clone)]
+struct Pad {
+    unit: Vec<u8>,
+    /// Eight bytes of units, when the unit's length divides eight: cut eight at a time.
+    word: Option<u64>,
+}
+
+impl Pad {
+    fn new(unit: Vec<u8>) -> Pad {
+        let word = (8 % unit.len() == 0).then(|| {
+            let mut w = [0u8; 8];
+            w.iter_mut()
+                .zip(unit.iter().cycle())
+                .for_each(|(w, u)| *w = *u);
+            u64::from_ne_bytes(w)
+        });
+        Pad { unit, word }
+    }
 }
 
 /// The padding a HASH key's whole images end in, when its last segment is a string compared
@@ -459,7 +480,7 @@ impl KeyDef {
             pad: None,
             unpadded_last: false,
         };
-        k.pad = pad_unit(algorithm, k.segs.last());
+        k.pad = pad_unit(algorithm, k.segs.last()).map(Pad::new);
         k.unpadded_last = k.pad.is_some() && k.segs.last().is_some_and(KeySeg::weighs_bytes_alone);
         k.raw = algorithm == Algorithm::Hash
             && k.segs.iter().all(|s| matches!(s.kind, SegKind::Binary));
@@ -533,26 +554,21 @@ impl KeyDef {
 
     /// Cuts a HASH image's trailing padding (see [`pad_unit`]).
     fn trim(&self, img: &mut Image) {
-        let Some(unit) = &self.pad else {
+        let Some(pad) = &self.pad else {
             return;
         };
         let b = &img.bytes;
-        let p = unit.len();
+        let p = pad.unit.len();
         let mut end = b.len();
-        if 8 % p == 0 {
+        if let Some(word) = pad.word {
             // Eight bytes (whole units) at a time while they are all padding.
-            let mut word = [0u8; 8];
-            word.iter_mut()
-                .zip(unit.iter().cycle())
-                .for_each(|(w, u)| *w = *u);
-            let word = u64::from_ne_bytes(word);
             while end >= 8
                 && u64::from_ne_bytes(b[end - 8..end].try_into().expect("8 bytes")) == word
             {
                 end -= 8;
             }
         }
-        while end >= p && b[end - p..end] == unit[..] {
+        while end >= p && bytes_eq(&b[end - p..end], &pad.unit) {
             end -= p;
         }
         img.bytes.truncate(end);

@@ -497,6 +497,18 @@ extern "C" void rheap_cs_strnxfrm(const void *cs, unsigned char *dst, size_t dst
                     MY_STRXFRM_PAD_WITH_SPACE | MY_STRXFRM_PAD_TO_MAXLEN);
 }
 
+/* Exported by mariadbd (strings/ctype-simple.c) but not declared in m_ctype.h. */
+extern "C" size_t my_strnxfrm_simple_nopad(CHARSET_INFO *, uchar *, size_t, uint, const uchar *,
+                                           size_t, uint);
+
+extern "C" const unsigned char *rheap_cs_weight_map(const void *cs)
+{
+  const CHARSET_INFO *c= static_cast<const CHARSET_INFO *>(cs);
+  if (c->coll->strnxfrm == my_strnxfrm_simple || c->coll->strnxfrm == my_strnxfrm_simple_nopad)
+    return c->sort_order;
+  return nullptr;
+}
+
 extern "C" void rheap_cs_hash_sort(const void *cs, const unsigned char *s, size_t len,
                                    uint64_t *nr1, uint64_t *nr2)
 {

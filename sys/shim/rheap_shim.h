@@ -250,6 +250,10 @@ size_t rheap_cs_strnxfrmlen(const void *cs, size_t len);
     filesort pads (coll->strnxfrm with PAD_WITH_SPACE | PAD_TO_MAXLEN). */
 void rheap_cs_strnxfrm(const void *cs, unsigned char *dst, size_t dstlen, size_t chars,
                        const unsigned char *src, size_t srclen);
+/** The byte-to-weight table of an 8-bit collation whose weights are one table lookup per byte
+    (its strnxfrm is my_strnxfrm_simple or my_strnxfrm_simple_nopad): the weights of n bytes
+    are n table entries. NULL for every other collation. */
+const unsigned char *rheap_cs_weight_map(const void *cs);
 /** Mixes `s` into a running hash (coll->hash_sort). */
 void rheap_cs_hash_sort(const void *cs, const unsigned char *s, size_t len, uint64_t *nr1,
                         uint64_t *nr2);

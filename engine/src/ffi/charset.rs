@@ -13,6 +13,8 @@ pub struct ServerCollation {
     binary: bool,
     /// The column's bytes and the weight image's bytes for them (asked for on every image).
     width: (usize, usize),
+    /// For an 8-bit collation that weighs each byte by a table, the table (the server's).
+    map: Option<&'static [u8; 256]>,
 }
 
 // SAFETY: a CHARSET_INFO is immutable, static server data, used from every thread by the server
@@ -37,8 +39,12 @@ impl ServerCollation {
             mbmaxlen: mbmaxlen.max(1),
             binary,
             width: (usize::MAX, 0),
+            map: None,
         };
         c.width = (len, c.weights_len(len));
+        // SAFETY: a live CHARSET_INFO (this function's contract). The table it returns is the
+        // collation's sort_order: 256 bytes of static server data, alive until shutdown.
+        c.map = unsafe { shim::rheap_cs_weight_map(cs).cast::<[u8; 256]>().as_ref() };
         c
     }
 }
@@ -67,6 +73,16 @@ impl Collation for ServerCollation {
     }
 
     fn weights(&self, s: &[u8], chars: usize, out: &mut [u8]) {
+        if let Some(map) = self
+            .map
+            .filter(|_| out.len() == s.len() && chars >= s.len())
+        {
+            // What strnxfrm does for these collations when nothing is left to pad.
+            out.iter_mut()
+                .zip(s)
+                .for_each(|(o, &b)| *o = map[usize::from(b)]);
+            return;
+        }
         // SAFETY: a live CHARSET_INFO; `out` is writable and `s` readable for their lengths.
         unsafe {
             shim::rheap_cs_strnxfrm(
