@@ -110,7 +110,9 @@ public:
       (uint8_t) table->found_next_number_field->key_type() : 0;
     def.for_memory= for_memory && !internal;
     def.nvars= 0;
-    if (s->varchar_fields || s->blob_fields)
+    /* An internal table without BLOBs keeps fixed rows (definition.rs): its VARCHARs need no
+       description, and the loop over every field would be paid by every statement. */
+    if (internal ? s->blob_fields : (s->varchar_fields || s->blob_fields))
     {
       if (!(vars= new (std::nothrow) rheap_var_field[s->fields]()))
         return HA_ERR_OUT_OF_MEM;

@@ -168,7 +168,9 @@ fn now() -> i64 {
 unsafe fn new_table(def: &rheap_table_def) -> Result<Table> {
     // SAFETY: passed on from the caller.
     let def_core = unsafe { super::definition::table_def(def) }?;
-    Ok(Table::new(def_core, now()))
+    // Nothing shows an internal table's creation time: no clock read for one per statement.
+    let created = if def.internal != 0 { 0 } else { now() };
+    Ok(Table::new(def_core, created))
 }
 
 /// # Safety
@@ -255,14 +257,16 @@ pub unsafe extern "C" fn rheap_open(
     implicit_emptied: *mut u8,
 ) -> c_int {
     guard("rheap_open", || {
-        // SAFETY: the shim passes its handler, the table path and pointers to its locals.
-        let (h, name, def) = unsafe { (state(h)?, table_name(name)?, &*def) };
+        // SAFETY: the shim passes its handler and pointers to its locals.
+        let (h, def) = unsafe { (state(h)?, &*def) };
         let (open, created) = if def.internal != 0 {
             status::add(Counter::TmpTablesCreated, 1);
             // SAFETY: the shim's definition is valid during this call.
             let table = unsafe { new_table(def) }?;
             (Open::Internal(Box::new(Internal::new(table))), true)
         } else {
+            // SAFETY: the shim passes the table path; the definition as above.
+            let name = unsafe { table_name(name) }?;
             // SAFETY: as above.
             let (share, created) = TABLES.open(name, || unsafe { new_share(def) })?;
             (Open::Shared(share), created)
