@@ -1,12 +1,15 @@
 //! Freed blocks kept for the next table, so that a statement that creates and drops a small
 //! temporary table takes its memory from here rather than from the system.
 //!
-//! One pool for the whole server, bounded in bytes by `rheap_block_cache_size`. It holds blocks
+//! One cache for the whole server, bounded in bytes by `rheap_block_cache_size`. It holds blocks
 //! of the power-of-two sizes [`super::policy`] hands out, one list per size; a block that does
-//! not fit under the bound goes back to the system at once. A taker and a giver meet under one
-//! short mutex hold (a pop or a push): with the server's statements each taking a handful of
-//! blocks, that lock is not where time goes (the benchmark measures it), so there is no
-//! per-thread layer in front of it.
+//! not fit under the bound goes back to the system at once.
+//!
+//! The cache is split in shards, one per CPU (modulo [`SHARDS`]): a block freed on a CPU goes to
+//! that CPU's shard and is taken again by the next table made there, while its bytes are still
+//! in that CPU's caches, as a thread's own malloc arena gives HEAP's blocks back to it. A shard
+//! with nothing of a size lends from the others before the system is asked. Each shard is a
+//! short mutex hold (a pop or a push), and CPUs do not share one.
 
 use super::policy::{MAX_BLOCK, MIN_BLOCK};
 use super::system::{self, RawBlock};
@@ -20,14 +23,23 @@ const CLASSES: usize = (MAX_BLOCK.trailing_zeros() - MIN_BLOCK.trailing_zeros() 
 /// The default bound (`rheap_block_cache_size`).
 pub const DEFAULT_LIMIT: u64 = 16 << 20;
 
+/// How many shards a cache has (CPUs beyond share them).
+const SHARDS: usize = 16;
+
 struct Pool {
     lists: [Vec<RawBlock>; CLASSES],
     bytes: u64,
 }
 
-/// A pool of free blocks. The server's is [`CACHE`]; tests make their own.
+/// One shard, on cache lines of its own.
+#[repr(align(128))]
+struct Shard(Mutex<Pool>);
+
+/// A cache of free blocks. The server's is [`CACHE`]; tests make their own.
 pub struct BlockCache {
-    pool: Mutex<Pool>,
+    shards: [Shard; SHARDS],
+    /// Bytes in every shard's blocks (what the bound holds to).
+    bytes: AtomicU64,
     limit: AtomicU64,
     /// Whether this is the server's cache, whose counters are the status variables.
     counted: bool,
@@ -81,6 +93,15 @@ pub fn give(block: RawBlock) {
     CACHE.give(block)
 }
 
+/// The CPU this thread runs on (0 if the system cannot say).
+fn current_cpu() -> usize {
+    extern "C" {
+        fn sched_getcpu() -> std::ffi::c_int;
+    }
+    // SAFETY: sched_getcpu (glibc) takes nothing and only reads where the thread runs.
+    usize::try_from(unsafe { sched_getcpu() }).unwrap_or(0)
+}
+
 fn class(size: usize) -> Option<usize> {
     (size.is_power_of_two() && (MIN_BLOCK..=MAX_BLOCK).contains(&size))
         .then(|| (size.trailing_zeros() - MIN_BLOCK.trailing_zeros()) as usize)
@@ -89,19 +110,26 @@ fn class(size: usize) -> Option<usize> {
 impl BlockCache {
     pub const fn new(limit: u64, counted: bool) -> BlockCache {
         BlockCache {
-            pool: Mutex::new(Pool {
-                lists: [const { Vec::new() }; CLASSES],
-                bytes: 0,
-            }),
+            shards: [const {
+                Shard(Mutex::new(Pool {
+                    lists: [const { Vec::new() }; CLASSES],
+                    bytes: 0,
+                }))
+            }; SHARDS],
+            bytes: AtomicU64::new(0),
             limit: AtomicU64::new(limit),
             counted,
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Pool> {
-        // Nothing panics while the pool is held (pushes reserve first); a poisoned pool is
+    /// Shard `i`, locked.
+    fn lock(&self, i: usize) -> std::sync::MutexGuard<'_, Pool> {
+        // Nothing panics while a shard is held (pushes reserve first); a poisoned shard is
         // still a valid one.
-        self.pool.lock().unwrap_or_else(|e| e.into_inner())
+        self.shards[i % SHARDS]
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     fn count(&self, c: Counter, n: u64) {
@@ -123,10 +151,15 @@ impl BlockCache {
             return None;
         }
         let cached = class(size).and_then(|c| {
-            let mut pool = self.lock();
-            let b = pool.lists[c].pop()?;
-            pool.bytes -= size as u64;
-            Some(b)
+            // This CPU's shard first, then the others.
+            let here = current_cpu();
+            (here..here + SHARDS).find_map(|i| {
+                let mut pool = self.lock(i);
+                let b = pool.lists[c].pop()?;
+                pool.bytes -= size as u64;
+                self.bytes.fetch_sub(size as u64, Ordering::Relaxed);
+                Some(b)
+            })
         });
         let block = match cached {
             Some(b) => {
@@ -153,12 +186,16 @@ impl BlockCache {
         self.uncount(Counter::MemoryUsed, size);
         let rejected = match class(block.size()) {
             Some(c) => {
-                let mut pool = self.lock();
-                if pool.bytes + size <= self.limit() && pool.lists[c].try_reserve(1).is_ok() {
+                let mut pool = self.lock(current_cpu());
+                // Room under the bound is claimed first, so that shards never exceed it
+                // together.
+                let room = self.bytes.fetch_add(size, Ordering::Relaxed) + size <= self.limit();
+                if room && pool.lists[c].try_reserve(1).is_ok() {
                     pool.bytes += size;
                     pool.lists[c].push(block);
                     None
                 } else {
+                    self.bytes.fetch_sub(size, Ordering::Relaxed);
                     Some(block)
                 }
             }
@@ -174,12 +211,13 @@ impl BlockCache {
     pub fn set_limit(&self, bytes: u64) {
         self.limit.store(bytes, Ordering::Relaxed);
         let mut freed = Vec::new();
-        {
-            let mut pool = self.lock();
+        for i in 0..SHARDS {
+            let mut pool = self.lock(i);
             for c in (0..CLASSES).rev() {
-                while pool.bytes > bytes {
+                while self.bytes.load(Ordering::Relaxed) > bytes {
                     let Some(b) = pool.lists[c].pop() else { break };
                     pool.bytes -= b.size() as u64;
+                    self.bytes.fetch_sub(b.size() as u64, Ordering::Relaxed);
                     freed.push(b);
                 }
             }
@@ -196,7 +234,7 @@ impl BlockCache {
 
     /// Bytes in cached blocks.
     pub fn cached_bytes(&self) -> u64 {
-        self.lock().bytes
+        self.bytes.load(Ordering::Relaxed)
     }
 
     /// Returns every cached block to the system, keeping the bound (the plugin is being
@@ -207,22 +245,29 @@ impl BlockCache {
         self.limit.store(limit, Ordering::Relaxed);
         // The lists' own memory too: the library stays mapped after unloading, and its
         // statics with it, so whatever they hold would be held until the process ends.
-        let lists = std::mem::replace(&mut self.lock().lists, [const { Vec::new() }; CLASSES]);
-        drop(lists);
+        for i in 0..SHARDS {
+            let lists = std::mem::replace(&mut self.lock(i).lists, [const { Vec::new() }; CLASSES]);
+            drop(lists);
+        }
     }
 
     /// Checks the invariants; panics on a violation.
     pub fn debug_check_consistency(&self) {
-        let pool = self.lock();
-        let mut bytes = 0;
-        for (c, list) in pool.lists.iter().enumerate() {
-            for b in list {
-                assert_eq!(b.size(), MIN_BLOCK << c, "block in its size's list");
-                bytes += b.size() as u64;
+        let mut total = 0;
+        for i in 0..SHARDS {
+            let pool = self.lock(i);
+            let mut bytes = 0;
+            for (c, list) in pool.lists.iter().enumerate() {
+                for b in list {
+                    assert_eq!(b.size(), MIN_BLOCK << c, "block in its size's list");
+                    bytes += b.size() as u64;
+                }
             }
+            assert_eq!(bytes, pool.bytes, "a shard's cached bytes add up");
+            total += bytes;
         }
-        assert_eq!(bytes, pool.bytes, "cached bytes add up");
-        assert!(pool.bytes <= self.limit(), "cache within its bound");
+        assert_eq!(total, self.cached_bytes(), "the shards' bytes add up");
+        assert!(total <= self.limit(), "cache within its bound");
     }
 }
 
