@@ -207,7 +207,8 @@ impl BlockCache {
         }
     }
 
-    /// Sets the bound, and returns cached blocks above it to the system (largest first).
+    /// Sets the bound, and returns cached blocks above it to the system (shard by shard, each
+    /// one's largest first).
     pub fn set_limit(&self, bytes: u64) {
         self.limit.store(bytes, Ordering::Relaxed);
         let mut freed = Vec::new();
