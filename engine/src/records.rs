@@ -161,14 +161,8 @@ impl RecordStore {
     /// Overwrites the row in slot `pos`.
     pub fn update(&mut self, pos: Pos, row: &[u8]) -> Result<()> {
         self.check_len(row)?;
-        if pos >= self.used {
-            return Err(Error::RecordDeleted);
-        }
-        let slot = self.slot_mut(pos);
-        if slot[slot.len() - 1] != 1 {
-            return Err(Error::RecordDeleted);
-        }
-        slot[..row.len()].copy_from_slice(row);
+        let rec = self.get_mut(pos).ok_or(Error::RecordDeleted)?;
+        rec.copy_from_slice(row);
         Ok(())
     }
 

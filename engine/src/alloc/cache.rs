@@ -28,7 +28,6 @@ const SHARDS: usize = 16;
 
 struct Pool {
     lists: [Vec<RawBlock>; CLASSES],
-    bytes: u64,
 }
 
 /// One shard, on cache lines of its own.
@@ -113,7 +112,6 @@ impl BlockCache {
             shards: [const {
                 Shard(Mutex::new(Pool {
                     lists: [const { Vec::new() }; CLASSES],
-                    bytes: 0,
                 }))
             }; SHARDS],
             bytes: AtomicU64::new(0),
@@ -156,7 +154,6 @@ impl BlockCache {
             (here..here + SHARDS).find_map(|i| {
                 let mut pool = self.lock(i);
                 let b = pool.lists[c].pop()?;
-                pool.bytes -= size as u64;
                 self.bytes.fetch_sub(size as u64, Ordering::Relaxed);
                 Some(b)
             })
@@ -191,7 +188,6 @@ impl BlockCache {
                 // together.
                 let room = self.bytes.fetch_add(size, Ordering::Relaxed) + size <= self.limit();
                 if room && pool.lists[c].try_reserve(1).is_ok() {
-                    pool.bytes += size;
                     pool.lists[c].push(block);
                     None
                 } else {
@@ -217,7 +213,6 @@ impl BlockCache {
             for c in (0..CLASSES).rev() {
                 while self.bytes.load(Ordering::Relaxed) > bytes {
                     let Some(b) = pool.lists[c].pop() else { break };
-                    pool.bytes -= b.size() as u64;
                     self.bytes.fetch_sub(b.size() as u64, Ordering::Relaxed);
                     freed.push(b);
                 }
@@ -256,16 +251,12 @@ impl BlockCache {
     pub fn debug_check_consistency(&self) {
         let mut total = 0;
         for i in 0..SHARDS {
-            let pool = self.lock(i);
-            let mut bytes = 0;
-            for (c, list) in pool.lists.iter().enumerate() {
+            for (c, list) in self.lock(i).lists.iter().enumerate() {
                 for b in list {
                     assert_eq!(b.size(), MIN_BLOCK << c, "block in its size's list");
-                    bytes += b.size() as u64;
+                    total += b.size() as u64;
                 }
             }
-            assert_eq!(bytes, pool.bytes, "a shard's cached bytes add up");
-            total += bytes;
         }
         assert_eq!(total, self.cached_bytes(), "the shards' bytes add up");
         assert!(total <= self.limit(), "cache within its bound");
