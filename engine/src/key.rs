@@ -14,6 +14,7 @@
 
 use crate::collation::{hash_byte, CollationRef};
 use crate::error::{Error, Result};
+use std::ops::Range;
 
 /// How a segment's value is stored and compared (HEAP's `ha_base_keytype`, reduced).
 #[derive(Debug, Clone)]
@@ -81,6 +82,8 @@ pub struct KeyDef {
     pub key_length: usize,
     /// Whether the image is the key format (see [`raw`](Self::raw)).
     raw: bool,
+    /// A raw key with a nullable segment: a lookup's image needs NULL values zeroed.
+    raw_nullable: bool,
     /// Bytes of the key format of all segments.
     format_len: usize,
     /// For a HASH key, what its images are cut of at the end (see [`pad_unit`]).
@@ -255,6 +258,24 @@ impl KeySeg {
             slice(a, self.start, len)?,
             slice(b, self.start, len)?,
         ))
+    }
+
+    /// The bytes of a record the segment's value is read from: its NULL byte, the value (a
+    /// VARCHAR's length and all its room) and a BIT's odd bits. A record whose bytes there are
+    /// those of another has the same value ([`same_stored`](Self::same_stored)).
+    fn record_bytes(&self) -> impl Iterator<Item = Range<usize>> {
+        let null = self.null.map(|(pos, _)| pos..pos + 1);
+        let (value, bits) = match &self.kind {
+            SegKind::VarText { len_bytes, .. } => {
+                (self.start..self.start + len_bytes + self.length, None)
+            }
+            SegKind::Bit { pos, start, len } if *len > 0 => (
+                self.start..self.start + self.length - 1,
+                Some(*pos..pos + 1 + usize::from(start + len > 8)),
+            ),
+            _ => (self.start..self.start + self.length, None),
+        };
+        null.into_iter().chain(Some(value)).chain(bits)
     }
 
     fn value_from_record<'a>(&self, rec: &'a [u8]) -> Result<Value<'a>> {
@@ -476,6 +497,7 @@ impl KeyDef {
             segs,
             key_length,
             raw: false,
+            raw_nullable: false,
             format_len: 0,
             pad: None,
             unpadded_last: false,
@@ -485,6 +507,7 @@ impl KeyDef {
         k.raw = algorithm == Algorithm::Hash
             && k.segs.iter().all(|s| matches!(s.kind, SegKind::Binary));
         k.format_len = k.key_format_len(k.segs.len());
+        k.raw_nullable = k.raw && k.segs.iter().any(KeySeg::nullable);
         k
     }
 
@@ -590,6 +613,9 @@ impl KeyDef {
             // The key format as it is, with the bytes of NULL values zeroed.
             img.bytes
                 .extend_from_slice(slice(key, 0, self.key_format_len(parts))?);
+            if !self.raw_nullable {
+                return Ok(());
+            }
             for s in self.segs.iter().take(parts) {
                 let flag = usize::from(s.nullable());
                 if flag == 1 && img.bytes[at] != 0 {
@@ -629,12 +655,35 @@ impl KeyDef {
         Ok(true)
     }
 
+    /// Every byte of a record that the key's value is read from, as sorted ranges with no two
+    /// touching: records equal on all of them have the same key ([`same_bytes`]).
+    ///
+    /// [`same_bytes`]: Self::same_bytes
+    pub fn record_bytes<'a>(keys: impl IntoIterator<Item = &'a KeyDef>) -> Vec<Range<usize>> {
+        let mut all: Vec<Range<usize>> = keys
+            .into_iter()
+            .flat_map(|k| k.segs.iter().flat_map(KeySeg::record_bytes))
+            .filter(|r| !r.is_empty())
+            .collect();
+        all.sort_by_key(|r| r.start);
+        let mut merged: Vec<Range<usize>> = Vec::with_capacity(all.len());
+        for r in all {
+            match merged.last_mut() {
+                Some(m) if r.start <= m.end => m.end = m.end.max(r.end),
+                _ => merged.push(r),
+            }
+        }
+        merged
+    }
+
     /// Segments named by a `key_part_map` (a prefix of the key's parts).
+    #[inline]
     pub fn parts_in_map(&self, map: u64) -> usize {
         (map.trailing_ones() as usize).min(self.segs.len())
     }
 
     /// Bytes of the key format of the first `parts` segments.
+    #[inline]
     pub fn key_format_len(&self, parts: usize) -> usize {
         if parts >= self.segs.len() && self.format_len > 0 {
             return self.format_len;
@@ -866,6 +915,37 @@ pub mod tests {
         let mut other_null = rec(None);
         other_null[1] = 1;
         assert!(k.same_bytes(&rec(None), &other_null).unwrap());
+    }
+
+    #[test]
+    fn record_bytes_cover_what_same_bytes_compares() {
+        // The INT (NULL byte 0, value 1..5) and a VARCHAR(3) at 6 (length byte, then 3
+        // bytes), in two keys: one range for the INT, one for the VARCHAR.
+        let int = int_key(Algorithm::Hash, true);
+        let mut v = varchar_key(Arc::new(AsciiCi), 3);
+        v.segs[0].start = 6;
+        assert_eq!(KeyDef::record_bytes([&v, &int]), [0..5, 6..10]);
+        assert_eq!(
+            KeyDef::record_bytes([&int, &int]),
+            vec![Range { start: 0, end: 5 }]
+        );
+        assert!(KeyDef::record_bytes([]).is_empty());
+        // Records that agree on those bytes have the same keys.
+        let rec = |n: i32, s: &[u8], tail: u8| {
+            let mut r = int_rec(Some(n));
+            r.push(tail);
+            r.push(s.len() as u8);
+            r.extend_from_slice(s);
+            r.resize(10, 0);
+            r.push(tail);
+            r
+        };
+        let (a, b) = (rec(7, b"ab", 1), rec(7, b"ab", 2));
+        assert!(KeyDef::record_bytes([&v, &int])
+            .iter()
+            .all(|r| a[r.clone()] == b[r.clone()]));
+        assert!(int.same_bytes(&a, &b).unwrap() && v.same_bytes(&a, &b).unwrap());
+        assert!(!v.same_bytes(&a, &rec(7, b"ac", 1)).unwrap());
     }
 
     #[test]

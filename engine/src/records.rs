@@ -139,6 +139,7 @@ impl RecordStore {
     }
 
     /// The row in slot `pos`, if it holds one.
+    #[inline]
     pub fn get(&self, pos: Pos) -> Option<&[u8]> {
         if pos >= self.used {
             return None;
@@ -149,6 +150,7 @@ impl RecordStore {
     }
 
     /// The row in slot `pos`, to change in place; None if the slot is free or unused.
+    #[inline]
     pub fn get_mut(&mut self, pos: Pos) -> Option<&mut [u8]> {
         if pos >= self.used {
             return None;
@@ -260,6 +262,7 @@ impl RecordStore {
     }
 
     /// The chunk holding slot `pos` (`pos < capacity`).
+    #[inline]
     fn chunk_of(&self, pos: Pos) -> usize {
         let last = self.chunks.len() - 1;
         if pos >= self.chunks[last].first {
@@ -286,6 +289,7 @@ impl RecordStore {
     }
 
     /// The start of slot `pos` (`pos < capacity`).
+    #[inline]
     fn slot_ptr(&self, pos: Pos) -> *mut u8 {
         let c = self.chunk_of(pos);
         let chunk = &self.chunks[c];
@@ -297,6 +301,7 @@ impl RecordStore {
     }
 
     /// Slot `pos` for writing (`pos < used`: its bytes are initialised).
+    #[inline]
     fn slot_mut(&mut self, pos: Pos) -> &mut [u8] {
         debug_assert!(pos < self.used);
         // SAFETY: the slot is inside a block the store owns and was written in full when it

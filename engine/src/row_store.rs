@@ -60,6 +60,7 @@ impl RowStore {
         &self.format
     }
 
+    #[inline]
     pub fn is_packed(&self) -> bool {
         self.pieces.is_some()
     }
@@ -77,6 +78,7 @@ impl RowStore {
 
     /// Stores a row: `packed` is the record packed by [`RowFormat::pack`] (the record itself
     /// when rows are stored as they are).
+    #[inline]
     pub fn insert(&mut self, packed: &[u8]) -> Result<Pos> {
         let Some(arena) = &self.pieces else {
             return self.slots.insert(packed);
@@ -97,6 +99,7 @@ impl RowStore {
     }
 
     /// The stored bytes of row `pos` (packed when rows are packed).
+    #[inline]
     pub fn stored(&self, pos: Pos) -> Option<&[u8]> {
         let slot = self.slots.get(pos)?;
         if self.pieces.is_none() {
@@ -118,6 +121,7 @@ impl RowStore {
     }
 
     /// Row `pos` as a record into `out`; its BLOB pointers point into `blobs`.
+    #[inline]
     pub fn read_into(&self, pos: Pos, out: &mut [u8], blobs: &mut Vec<u8>) -> Result<()> {
         let stored = self.stored(pos).ok_or(Error::RecordDeleted)?;
         if self.pieces.is_none() {
@@ -129,6 +133,7 @@ impl RowStore {
     }
 
     /// Row `pos` as stored, to change in place, when rows are stored as records (not packed).
+    #[inline]
     pub fn record_mut(&mut self, pos: Pos) -> Option<&mut [u8]> {
         match self.pieces {
             None => self.slots.get_mut(pos),

@@ -8,13 +8,14 @@
 use crate::alloc::Arena;
 use crate::error::{Error, Result};
 use crate::index::Index;
-use crate::key::{Algorithm, Image, KeyDef, KeySeg};
+use crate::key::{bytes_eq, Algorithm, Image, KeyDef, KeySeg};
 use crate::limits::{
     heap_row_size, index_bytes_per_row, rows_in_memory, BlockGeometry, HeapLedger, IndexLedger,
 };
 use crate::records::Pos;
 use crate::row::RowFormat;
 use crate::row_store::RowStore;
+use std::ops::Range;
 
 /// What a table is created from (see `rheap_table_def` in the shim header).
 #[derive(Debug, Clone)]
@@ -124,6 +125,9 @@ pub struct Table {
     /// Buffers a change reuses, so that a write, update or delete allocates nothing for its
     /// key images once they have grown (taken out while a change runs).
     scratch: Option<Box<Scratch>>,
+    /// The record bytes the keys are read from ([`KeyDef::record_bytes`]): an update that
+    /// leaves them alone moves no key.
+    key_bytes: Box<[Range<usize>]>,
 }
 
 #[derive(Debug, Default)]
@@ -175,6 +179,7 @@ impl Table {
             file_version: 0,
             key_stat_version: 1,
             scratch: None,
+            key_bytes: KeyDef::record_bytes(&def.keys).into(),
             def,
         }
     }
@@ -188,6 +193,7 @@ impl Table {
     }
 
     /// Keys the table maintains now (none while keys are disabled).
+    #[inline]
     fn active_keys(&self) -> usize {
         if self.keys_disabled {
             0
@@ -196,16 +202,19 @@ impl Table {
         }
     }
 
+    #[inline]
     fn is_unique(&self, k: usize) -> bool {
         self.unique_override.unwrap_or(self.def.keys[k].unique)
     }
 
     /// Whether key `k` refuses a second row with `img` (then [`is_duplicate`] looks).
+    #[inline]
     fn checks_duplicates(&self, k: usize, img: &Image) -> bool {
         self.is_unique(k) && (self.def.keys[k].nulls_equal || !img.has_null)
     }
 
     /// Whether `img` is a duplicate in key `k`.
+    #[inline]
     fn is_duplicate(&self, k: usize, img: &Image) -> bool {
         self.checks_duplicates(k, img) && self.indexes[k].contains(&img.bytes)
     }
@@ -264,6 +273,7 @@ impl Table {
     }
 
     /// Runs `f` with the scratch buffers taken out of the table, and puts them back.
+    #[inline]
     fn with_scratch<T>(&mut self, f: impl FnOnce(&mut Self, &mut Scratch) -> T) -> T {
         let mut s = self.scratch.take().unwrap_or_default();
         let r = f(self, &mut s);
@@ -274,6 +284,7 @@ impl Table {
     /// Adds a row; `TableFull` where HEAP would say so: when the row needs a new HEAP block
     /// and the table is already past its row count or its memory limit. A duplicate key gives
     /// `DuplicateKey` with the first key (in key order) that has one.
+    #[inline]
     pub fn write(&mut self, row: &[u8]) -> Result<Pos> {
         if !self.store.is_packed() {
             return self.write_packed(row, row);
@@ -286,6 +297,7 @@ impl Table {
 
     /// [`write`](Self::write) of a record already packed (by [`RowFormat::pack`], which the
     /// caller runs when the record has BLOBs; `packed` is `row` when rows are not packed).
+    #[inline]
     pub fn write_packed(&mut self, row: &[u8], packed: &[u8]) -> Result<Pos> {
         self.with_scratch(|t, s| t.write_with(row, packed, &mut s.new))
     }
@@ -369,6 +381,7 @@ impl Table {
 
     /// Row `pos` as a record, into `out`; BLOB pointers point into `blobs`, which must be
     /// kept as long as the record is used.
+    #[inline]
     pub fn read_into(&self, pos: Pos, out: &mut [u8], blobs: &mut Vec<u8>) -> Result<()> {
         self.store.read_into(pos, out, blobs)
     }
@@ -390,11 +403,19 @@ impl Table {
             if old.len() != new.len() {
                 return Err(Error::WrongCommand);
             }
-            let mut unchanged = true;
-            for k in keys {
-                if !k.same_bytes(old, new)? {
-                    unchanged = false;
-                    break;
+            let same_at = |r: &Range<usize>| match (old.get(r.clone()), new.get(r.clone())) {
+                (Some(a), Some(b)) => bytes_eq(a, b),
+                _ => false,
+            };
+            let mut unchanged = self.key_bytes.iter().all(same_at);
+            if !unchanged {
+                // Bytes no key compares (a VARCHAR's room past its length) may differ.
+                unchanged = true;
+                for k in keys {
+                    if !k.same_bytes(old, new)? {
+                        unchanged = false;
+                        break;
+                    }
                 }
             }
             if unchanged {
@@ -514,6 +535,7 @@ impl Table {
     }
 
     /// Index `k`, if the table maintains it now.
+    #[inline]
     pub fn index(&self, k: usize) -> Result<(&KeyDef, &Index)> {
         if k < self.active_keys() {
             Ok((&self.def.keys[k], &self.indexes[k]))
@@ -557,6 +579,7 @@ impl Table {
         self.auto_increment.saturating_add(1)
     }
 
+    #[inline]
     pub fn key_version(&self) -> u64 {
         self.key_version
     }

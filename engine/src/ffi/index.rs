@@ -76,7 +76,7 @@ unsafe fn read_map(
     h.seen_key_version = table.key_version();
     let found = match idx {
         Index::Hash(hash) if parts == def.segs.len() => {
-            let pos = hash.lookup(&h.key.bytes).next();
+            let pos = hash.newest(&h.key.bytes);
             if let Some(pos) = pos {
                 h.cursor = Cursor::Hash { pos, at: 0 };
             }

@@ -144,6 +144,7 @@ pub enum Open {
 
 impl Open {
     /// The table, to read.
+    #[inline]
     pub fn read(&self) -> Result<TableRead<'_>> {
         Ok(match self {
             Open::Internal(t) if t.poisoned => return Err(poisoned()),
@@ -154,6 +155,7 @@ impl Open {
 
     /// The table, to change. An internal table's memory accounting follows the change when
     /// the returned guard goes.
+    #[inline]
     pub fn write(&mut self) -> Result<TableWrite<'_>> {
         Ok(match self {
             Open::Internal(t) if t.poisoned => return Err(poisoned()),

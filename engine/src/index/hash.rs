@@ -15,6 +15,9 @@ use allocator_api2::vec::Vec as AVec;
 use hashbrown::HashTable;
 use std::collections::HashSet;
 
+/// Groups a hash index first has room for (in 64 buckets).
+const FIRST_GROUPS: usize = 56;
+
 /// Bytes of the longest key image a group keeps inside itself.
 const INLINE_KEY: usize = 30;
 
@@ -106,18 +109,35 @@ pub struct HashIndex {
 }
 
 /// The table's own hash of a key image (FxHash's mix, a word at a time): HEAP's hash is only
-/// kept for statistics, and spreads some keys poorly.
+/// kept for statistics, and spreads some keys poorly. Images of up to 16 bytes (most keys of
+/// temporary tables) are read as two words that may overlap, without copying them first.
 fn hash_image(image: &[u8]) -> u64 {
     const K: u64 = 0x517c_c1b7_2722_0a95;
-    let mut h = image.len() as u64;
-    let mut words = image.chunks_exact(8);
-    for w in &mut words {
-        let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
-        h = (h.rotate_left(5) ^ w).wrapping_mul(K);
-    }
-    let mut tail = [0u8; 8];
-    tail[..words.remainder().len()].copy_from_slice(words.remainder());
-    h = (h.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+    let mix = |h: u64, w: u64| (h.rotate_left(5) ^ w).wrapping_mul(K);
+    let word = |b: &[u8]| u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
+    let half = |b: &[u8]| u64::from(u32::from_le_bytes(b[..4].try_into().expect("4 bytes")));
+    let n = image.len();
+    let mut h = n as u64;
+    let (a, b) = match n {
+        0 => (0, 0),
+        1..=3 => (
+            u64::from(image[0]) << 16 | u64::from(image[n / 2]) << 8 | u64::from(image[n - 1]),
+            0,
+        ),
+        4..=7 => (half(image), half(&image[n - 4..])),
+        _ => {
+            let mut words = image.chunks_exact(8);
+            for w in &mut words {
+                h = mix(h, word(w));
+            }
+            // The rest, as the last eight bytes (overlapping what came before).
+            match words.remainder() {
+                [] => (0, 0),
+                _ => (word(&image[n - 8..]), 0),
+            }
+        }
+    };
+    h = mix(mix(h, a), b);
     h ^ (h >> 29)
 }
 
@@ -134,12 +154,14 @@ impl HashIndex {
         }
     }
 
+    #[inline]
     fn group(&self, image: &[u8]) -> Option<&Group> {
         self.groups
             .find(hash_image(image), |g| bytes_eq(g.key.as_slice(), image))
     }
 
     /// Whether some row has this key.
+    #[inline]
     pub fn contains(&self, image: &[u8]) -> bool {
         self.group(image).is_some()
     }
@@ -163,10 +185,10 @@ impl HashIndex {
             more.try_reserve(1)?;
             more.push(pos);
         } else {
-            // A temporary table's groups arrive one by one: start with room for a few, not
-            // one at a time.
-            self.groups
-                .try_reserve(1.max(16 - self.groups.capacity().min(16)), rehash)?;
+            // A temporary table's groups arrive one by one: start with room for a few dozen,
+            // so that most tables never rehash.
+            let room = FIRST_GROUPS.saturating_sub(self.groups.capacity()).max(1);
+            self.groups.try_reserve(room, rehash)?;
             let group = Group {
                 key: KeyImage::new(image, &self.arena)?,
                 first: pos,
@@ -200,6 +222,13 @@ impl HashIndex {
     /// The rows with key `image`, newest first.
     pub fn lookup(&self, image: &[u8]) -> impl Iterator<Item = Pos> + '_ {
         self.group(image).into_iter().flat_map(Group::newest_first)
+    }
+
+    /// The newest row with key `image` (the first [`lookup`](Self::lookup) returns).
+    #[inline]
+    pub fn newest(&self, image: &[u8]) -> Option<Pos> {
+        self.group(image)
+            .map(|g| g.more().last().copied().unwrap_or(g.first))
     }
 
     /// The row after `pos` among the rows with key `image` (newest first). When `pos` is no
@@ -271,6 +300,10 @@ mod tests {
         }
         h.insert(b"j", 9, true).unwrap();
         assert_eq!(h.lookup(b"k").collect::<Vec<_>>(), [3, 2, 1, 0]);
+        assert_eq!(
+            (h.newest(b"k"), h.newest(b"j"), h.newest(b"x")),
+            (Some(3), Some(9), None)
+        );
         assert!(h.remove(b"k", 2));
         assert!(!h.remove(b"k", 2));
         assert_eq!(h.lookup(b"k").collect::<Vec<_>>(), [3, 1, 0]);
@@ -280,6 +313,24 @@ mod tests {
         assert_eq!(h.next_after(b"k", 0, 2), None);
         h.debug_check_consistency();
         assert_eq!(h.entries(), 4);
+    }
+
+    #[test]
+    fn the_hash_reads_every_byte() {
+        // Every length up to a few words: changing any one byte changes the hash, so no byte
+        // is left unread (short images are read as overlapping words).
+        for n in 0..40usize {
+            let image: Vec<u8> = (0..n as u8).map(|i| i.wrapping_mul(37)).collect();
+            let h = hash_image(&image);
+            for i in 0..n {
+                let mut other = image.clone();
+                other[i] ^= 0x10;
+                assert_ne!(hash_image(&other), h, "length {n}, byte {i}");
+            }
+            let mut longer = image.clone();
+            longer.push(0);
+            assert_ne!(hash_image(&longer), h, "length {n} and a zero byte more");
+        }
     }
 
     #[test]
