@@ -28,6 +28,12 @@ pub trait Collation: fmt::Debug + Send + Sync {
     fn weights(&self, s: &[u8], chars: usize, out: &mut [u8]);
     /// Mixes `s` into HEAP's running hash (`hash_sort`).
     fn hash(&self, s: &[u8], nr1: &mut u64, nr2: &mut u64);
+    /// For an 8-bit collation whose weights are one byte per byte, looked up in a table (and
+    /// padded with the weight of a space): the table. [`weights`](Self::weights) of `n`
+    /// bytes into `n` bytes is then the table applied to each byte.
+    fn byte_weights(&self) -> Option<&'static [u8; 256]> {
+        None
+    }
 }
 
 /// A shared collation handle, as key segments hold it.
@@ -60,6 +66,17 @@ pub mod testing {
     #[allow(non_upper_case_globals)]
     pub const AsciiCi: Simple = Simple { binary: false };
 
+    /// ASCII letters without case, as a weight table.
+    static UPPER: [u8; 256] = {
+        let mut t = [0u8; 256];
+        let mut i = 0;
+        while i < 256 {
+            t[i] = (i as u8).to_ascii_uppercase();
+            i += 1;
+        }
+        t
+    };
+
     impl Simple {
         fn weight(&self, b: u8) -> u8 {
             if self.binary {
@@ -88,6 +105,9 @@ pub mod testing {
             for (o, &b) in out.iter_mut().zip(s) {
                 *o = self.weight(b);
             }
+        }
+        fn byte_weights(&self) -> Option<&'static [u8; 256]> {
+            (!self.binary).then_some(&UPPER)
         }
         fn hash(&self, s: &[u8], nr1: &mut u64, nr2: &mut u64) {
             let end = if self.binary {

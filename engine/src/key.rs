@@ -91,6 +91,10 @@ pub struct KeyDef {
     /// The last segment's weights are made without padding (see
     /// [`KeySeg::encode_unpadded`]).
     unpadded_last: bool,
+    /// With [`unpadded_last`](Self::unpadded_last), when the collation weighs each byte by a
+    /// table and pads with a one-byte unit: the table and that unit, to weigh the last
+    /// segment without the padding at its end in one pass.
+    last_map: Option<(&'static [u8; 256], u8)>,
 }
 
 /// The unit a HASH key's images are cut of (see [`pad_unit`]).
@@ -165,15 +169,22 @@ pub fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }
-    if a.len() > 16 {
-        return a == b;
+    let n = a.len();
+    // Up to 16 bytes: as two words (or halves) that may overlap, which cover every byte.
+    let word = |s: &[u8], at: usize| u64::from_ne_bytes(s[at..at + 8].try_into().expect("8"));
+    let half = |s: &[u8], at: usize| u32::from_ne_bytes(s[at..at + 4].try_into().expect("4"));
+    match n {
+        0 => true,
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
+        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+        _ => a == b,
     }
-    a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 fn slice(buf: &[u8], from: usize, len: usize) -> Result<&[u8]> {
     buf.get(from..from.saturating_add(len))
-        .ok_or_else(|| Error::Internal("key segment outside the buffer".into()))
+        .ok_or_else(|| Error::internal("key segment outside the buffer"))
 }
 
 impl KeySeg {
@@ -501,9 +512,17 @@ impl KeyDef {
             format_len: 0,
             pad: None,
             unpadded_last: false,
+            last_map: None,
         };
         k.pad = pad_unit(algorithm, k.segs.last()).map(Pad::new);
         k.unpadded_last = k.pad.is_some() && k.segs.last().is_some_and(KeySeg::weighs_bytes_alone);
+        k.last_map = match (&k.pad, k.segs.last().map(|s| &s.kind)) {
+            (
+                Some(Pad { unit, .. }),
+                Some(SegKind::Text(c) | SegKind::VarText { collation: c, .. }),
+            ) if k.unpadded_last && unit.len() == 1 => c.byte_weights().map(|m| (m, unit[0])),
+            _ => None,
+        };
         k.raw = algorithm == Algorithm::Hash
             && k.segs.iter().all(|s| matches!(s.kind, SegKind::Binary));
         k.format_len = k.key_format_len(k.segs.len());
@@ -562,17 +581,40 @@ impl KeyDef {
             }
             return Ok(());
         }
+        let mut cut = true;
         for (i, s) in self.segs.iter().enumerate() {
             let v = s.value_from_record(rec)?;
             img.has_null |= matches!(v, Value::Null);
             if self.unpadded_last && i + 1 == self.segs.len() {
-                s.encode_unpadded(v, &mut img.bytes);
+                cut = self.encode_last(s, v, &mut img.bytes);
             } else {
                 s.encode(v, &mut img.bytes);
             }
         }
-        self.trim(img);
+        if cut {
+            self.trim(img);
+        }
         Ok(())
+    }
+
+    /// Appends the image of the last segment's value `v` without the padding at its end;
+    /// whether the image may still end in padding (then [`trim`](Self::trim) cuts it).
+    fn encode_last(&self, s: &KeySeg, v: Value<'_>, out: &mut Vec<u8>) -> bool {
+        let (Some((map, pad)), Value::Bytes(b)) = (self.last_map, v) else {
+            s.encode_unpadded(v, out);
+            return true;
+        };
+        if s.nullable() {
+            out.push(1);
+        }
+        // The characters that weigh as padding at the end are the units `trim` would cut.
+        let end = b
+            .iter()
+            .rposition(|&c| map[usize::from(c)] != pad)
+            .map_or(0, |i| i + 1);
+        out.extend(b[..end].iter().map(|&c| map[usize::from(c)]));
+        // An empty value leaves the segments before it (or the NULL flag) at the end.
+        end == 0
     }
 
     /// Cuts a HASH image's trailing padding (see [`pad_unit`]).
@@ -627,17 +669,18 @@ impl KeyDef {
             }
             return Ok(());
         }
+        let mut cut = true;
         for (i, s) in self.segs.iter().take(parts).enumerate() {
             let (v, used) = s.value_from_key(key.get(at..).unwrap_or_default())?;
             img.has_null |= matches!(v, Value::Null);
             if self.unpadded_last && i + 1 == self.segs.len() {
-                s.encode_unpadded(v, &mut img.bytes);
+                cut = self.encode_last(s, v, &mut img.bytes);
             } else {
                 s.encode(v, &mut img.bytes);
             }
             at += used;
         }
-        if parts >= self.segs.len() {
+        if cut && parts >= self.segs.len() {
             self.trim(img);
         }
         Ok(())
@@ -741,6 +784,7 @@ pub fn hp_blength(records: u64) -> u64 {
 pub mod tests {
     use super::*;
     use crate::collation::testing::{AsciiCi, Binary};
+    use crate::collation::Collation;
     use std::sync::Arc;
 
     /// A nullable INT at offset 1 (NULL bit 0x01 at byte 0).
@@ -889,6 +933,100 @@ pub mod tests {
         assert_eq!(bin.image_of_record(&vrec(b"a")).unwrap().bytes.len(), 10);
     }
 
+    /// [`AsciiCi`] without its weight table, so images take the general path.
+    #[derive(Debug)]
+    struct NoTable;
+
+    impl Collation for NoTable {
+        fn is_binary(&self) -> bool {
+            AsciiCi.is_binary()
+        }
+        fn mbmaxlen(&self) -> usize {
+            AsciiCi.mbmaxlen()
+        }
+        fn charpos(&self, s: &[u8], chars: usize) -> usize {
+            AsciiCi.charpos(s, chars)
+        }
+        fn weights_len(&self, len: usize) -> usize {
+            AsciiCi.weights_len(len)
+        }
+        fn weights(&self, s: &[u8], chars: usize, out: &mut [u8]) {
+            AsciiCi.weights(s, chars, out)
+        }
+        fn hash(&self, s: &[u8], nr1: &mut u64, nr2: &mut u64) {
+            AsciiCi.hash(s, nr1, nr2)
+        }
+    }
+
+    #[test]
+    fn a_weight_table_gives_the_images_of_the_general_path() {
+        // A nullable CHAR(3) at 1 (NULL bit 0x01 at 0), then a nullable VARCHAR(4) at 4
+        // (NULL bit 0x02): when the VARCHAR weighs nothing, the CHAR's padding is cut too.
+        let key = |c: CollationRef| {
+            let segs = vec![
+                KeySeg {
+                    kind: SegKind::Text(c.clone()),
+                    start: 1,
+                    length: 3,
+                    null: Some((0, 1)),
+                },
+                KeySeg {
+                    kind: SegKind::VarText {
+                        collation: c,
+                        len_bytes: 1,
+                    },
+                    start: 4,
+                    length: 4,
+                    null: Some((0, 2)),
+                },
+            ];
+            KeyDef::new(Algorithm::Hash, true, false, segs, 11)
+        };
+        let (fast, slow) = (key(Arc::new(AsciiCi)), key(Arc::new(NoTable)));
+        assert!(fast.last_map.is_some() && slow.last_map.is_none());
+        let rec = |c: &[u8], v: Option<&[u8]>| {
+            let mut r = vec![0u8; 9];
+            r[1..4].copy_from_slice(c);
+            match v {
+                None => r[0] = 2,
+                Some(v) => {
+                    r[4] = v.len() as u8;
+                    r[5..5 + v.len()].copy_from_slice(v);
+                }
+            }
+            r
+        };
+        let chars: [&[u8]; 3] = [b"ab ", b"   ", b"a b"];
+        let vals: [Option<&[u8]>; 6] = [
+            None,
+            Some(b""),
+            Some(b"  "),
+            Some(b"x"),
+            Some(b"x y "),
+            Some(b" X"),
+        ];
+        for c in chars {
+            for v in vals {
+                let r = rec(c, v);
+                let img = fast.image_of_record(&r).unwrap();
+                assert_eq!(img, slow.image_of_record(&r).unwrap(), "{c:?} {v:?}");
+                // The key format: NULL flag, CHAR(3), NULL flag, 2-byte length, VARCHAR(4).
+                let mut k = vec![0u8];
+                k.extend_from_slice(c);
+                match v {
+                    None => k.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0]),
+                    Some(v) => {
+                        k.extend_from_slice(&[0, v.len() as u8, 0]);
+                        k.extend_from_slice(v);
+                        k.resize(11, 0);
+                    }
+                }
+                assert_eq!(fast.image_of_key(&k, 2).unwrap(), img, "{c:?} {v:?}");
+                assert_eq!(slow.image_of_key(&k, 2).unwrap(), img, "{c:?} {v:?}");
+            }
+        }
+    }
+
     #[test]
     fn hash_images_of_other_types_are_the_key_format() {
         let mut seg = int_seg();
@@ -915,6 +1053,23 @@ pub mod tests {
         let mut other_null = rec(None);
         other_null[1] = 1;
         assert!(k.same_bytes(&rec(None), &other_null).unwrap());
+    }
+
+    #[test]
+    fn bytes_eq_sees_every_byte() {
+        for n in 0..40usize {
+            let a: Vec<u8> = (0..n as u8).collect();
+            assert!(bytes_eq(&a, &a.clone()), "length {n}");
+            for i in 0..n {
+                let mut b = a.clone();
+                b[i] ^= 0x80;
+                assert!(!bytes_eq(&a, &b), "length {n}, byte {i}");
+            }
+            assert!(
+                !bytes_eq(&a, &[a.as_slice(), &[0]].concat()),
+                "length {n} and one more"
+            );
+        }
     }
 
     #[test]

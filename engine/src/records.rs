@@ -183,6 +183,11 @@ impl RecordStore {
 
     /// The first slot at or after `from` that holds a row.
     pub fn next_live(&self, from: Pos) -> Option<Pos> {
+        self.next_row(from).map(|(p, _)| p)
+    }
+
+    /// The first slot at or after `from` that holds a row, and the row.
+    pub fn next_row(&self, from: Pos) -> Option<(Pos, &[u8])> {
         let mut pos = from;
         while pos < self.used {
             let c = self.chunk_of(pos);
@@ -190,9 +195,9 @@ impl RecordStore {
             let end = (chunk.first + chunk.slots).min(self.used);
             let bytes = self.chunk_bytes(c);
             for p in pos..end {
-                let live_at = (p - chunk.first) as usize * self.slot_len + self.slot_len - 1;
-                if bytes[live_at] == 1 {
-                    return Some(p);
+                let at = (p - chunk.first) as usize * self.slot_len;
+                if bytes[at + self.slot_len - 1] == 1 {
+                    return Some((p, &bytes[at..at + self.rec_len]));
                 }
             }
             pos = end;

@@ -80,7 +80,7 @@ impl RowFormat {
                 && !matches!(v.kind, VarKind::Varchar { len_bytes, .. } if len_bytes > 2);
             end = v.offset + v.kind.width();
             if !ok || end > rec_len {
-                return Err(Error::Internal(format!("bad variable field {v:?}")));
+                return Err(Error::internal(format!("bad variable field {v:?}")));
             }
         }
         let blobs = vars.iter().any(|v| matches!(v.kind, VarKind::Blob { .. }));
@@ -222,7 +222,7 @@ impl RowFormat {
 }
 
 fn corrupt() -> Error {
-    Error::Internal("a stored row does not match its table's format".into())
+    Error::internal("a stored row does not match its table's format")
 }
 
 #[cfg(test)]

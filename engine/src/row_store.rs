@@ -185,6 +185,24 @@ impl RowStore {
         self.slots.next_live(from)
     }
 
+    /// The first row at or after slot `from`, as a record into `out` (see
+    /// [`read_into`](Self::read_into)); None past the last row.
+    pub fn read_next_into(
+        &self,
+        from: Pos,
+        out: &mut [u8],
+        blobs: &mut Vec<u8>,
+    ) -> Option<Result<Pos>> {
+        let (pos, stored) = self.slots.next_row(from)?;
+        Some(match &self.pieces {
+            None => {
+                out.copy_from_slice(stored);
+                Ok(pos)
+            }
+            Some(_) => self.read_into(pos, out, blobs).map(|()| pos),
+        })
+    }
+
     pub fn records(&self) -> u64 {
         self.slots.records()
     }

@@ -96,6 +96,10 @@ impl Collation for ServerCollation {
         }
     }
 
+    fn byte_weights(&self) -> Option<&'static [u8; 256]> {
+        self.map
+    }
+
     fn hash(&self, s: &[u8], nr1: &mut u64, nr2: &mut u64) {
         // SAFETY: a live CHARSET_INFO; `s` readable for its length; nr1/nr2 are valid.
         unsafe { shim::rheap_cs_hash_sort(self.cs, s.as_ptr(), s.len(), nr1, nr2) }

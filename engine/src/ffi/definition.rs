@@ -116,7 +116,7 @@ pub unsafe fn table_def(def: &rheap_table_def) -> Result<TableDef> {
             let first = keys
                 .get(k)
                 .and_then(|key| key.segs.first())
-                .ok_or_else(|| Error::Internal(format!("AUTO_INCREMENT key {k} has no column")))?;
+                .ok_or_else(|| Error::internal(format!("AUTO_INCREMENT key {k} has no column")))?;
             Some(AutoKey {
                 key: k,
                 seg: KeySeg {

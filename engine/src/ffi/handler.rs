@@ -463,9 +463,9 @@ pub unsafe extern "C" fn rheap_rnd_next(h: *mut rheap_handler, buf: *mut u8) -> 
         // SAFETY: the server passes record[0] (or record[1]) of the open table, rec_len bytes.
         let out = unsafe { row_mut(buf, h.rec_len) }?;
         let (open, h) = h.parts()?;
-        let table = open.read()?;
-        let pos = table.next(h.scan_next).ok_or(Error::EndOfFile)?;
-        table.read_into(pos, out, &mut h.blobs)?;
+        let pos = open
+            .read()?
+            .read_next_into(h.scan_next, out, &mut h.blobs)?;
         h.current = Some(pos);
         h.scan_next = pos + 1;
         Ok(())

@@ -53,5 +53,5 @@ unsafe fn table_name<'a>(name: *const std::ffi::c_char) -> Result<&'a str> {
     // SAFETY: non-null, and NUL-terminated and live by the caller's contract.
     let name = unsafe { CStr::from_ptr(name) };
     name.to_str()
-        .map_err(|_| Error::Internal("table name is not UTF-8".into()))
+        .map_err(|_| Error::internal("table name is not UTF-8"))
 }

@@ -69,7 +69,7 @@ impl Share {
 
 /// A panic while the table was being changed may have left it inconsistent: refuse to use it.
 fn poisoned() -> Error {
-    Error::Internal("the table was left inconsistent by an earlier internal error; drop it".into())
+    Error::internal("the table was left inconsistent by an earlier internal error; drop it")
 }
 
 impl Drop for Share {

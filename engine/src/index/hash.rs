@@ -12,6 +12,7 @@ use crate::error::Result;
 use crate::key::{bytes_eq, hp_blength, hp_mask};
 use crate::records::Pos;
 use allocator_api2::vec::Vec as AVec;
+use hashbrown::hash_table::Entry;
 use hashbrown::HashTable;
 use std::collections::HashSet;
 
@@ -198,6 +199,32 @@ impl HashIndex {
         }
         self.entries += 1;
         Ok(())
+    }
+
+    /// Adds the row `store` makes as the only row of key `image`, for a key that refuses
+    /// duplicates, with one probe: `None` (and `store` is not called) when a row has the key.
+    pub fn insert_unique_with(
+        &mut self,
+        image: &[u8],
+        store: impl FnOnce() -> Result<Pos>,
+    ) -> Result<Option<Pos>> {
+        let h = hash_image(image);
+        let room = FIRST_GROUPS.saturating_sub(self.groups.capacity()).max(1);
+        self.groups.try_reserve(room, rehash)?;
+        let eq = |g: &Group| bytes_eq(g.key.as_slice(), image);
+        let Entry::Vacant(slot) = self.groups.entry(h, eq, rehash) else {
+            return Ok(None);
+        };
+        // The key is copied before the row is stored, so a failure leaves nothing behind.
+        let key = KeyImage::new(image, &self.arena)?;
+        let pos = store()?;
+        slot.insert(Group {
+            key,
+            first: pos,
+            more: None,
+        });
+        self.entries += 1;
+        Ok(Some(pos))
     }
 
     /// Removes `pos` from under `image`; false if it was not there.
