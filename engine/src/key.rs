@@ -289,6 +289,7 @@ impl KeySeg {
         null.into_iter().chain(Some(value)).chain(bits)
     }
 
+    #[link_section = ".text.hot.rheap.key.value_from_record"]
     fn value_from_record<'a>(&self, rec: &'a [u8]) -> Result<Value<'a>> {
         if let Some((pos, bit)) = self.null {
             if slice(rec, pos, 1)?[0] & bit != 0 {
@@ -324,6 +325,7 @@ impl KeySeg {
     }
 
     /// The value at the start of `key` (key format) and the bytes it takes there.
+    #[link_section = ".text.hot.rheap.key.value_from_key"]
     fn value_from_key<'a>(&self, key: &'a [u8]) -> Result<(Value<'a>, usize)> {
         let mut at = 0;
         if self.nullable() {
@@ -402,6 +404,7 @@ impl KeySeg {
     }
 
     /// Appends the image of `v`.
+    #[link_section = ".text.hot.rheap.key.encode"]
     fn encode(&self, v: Value<'_>, out: &mut Vec<u8>) {
         let width = self.image_width();
         let bytes = match v {
@@ -568,6 +571,7 @@ impl KeyDef {
     }
 
     /// The image of the key in `rec`, into `img` (its buffer is reused).
+    #[link_section = ".text.hot.rheap.key.image_of_record_into"]
     pub fn image_of_record_into(&self, rec: &[u8], img: &mut Image) -> Result<()> {
         img.bytes.clear();
         img.has_null = false;
@@ -599,6 +603,7 @@ impl KeyDef {
 
     /// Appends the image of the last segment's value `v` without the padding at its end;
     /// whether the image may still end in padding (then [`trim`](Self::trim) cuts it).
+    #[link_section = ".text.hot.rheap.key.encode_last"]
     fn encode_last(&self, s: &KeySeg, v: Value<'_>, out: &mut Vec<u8>) -> bool {
         let (Some((map, pad)), Value::Bytes(b)) = (self.last_map, v) else {
             s.encode_unpadded(v, out);
@@ -618,6 +623,7 @@ impl KeyDef {
     }
 
     /// Cuts a HASH image's trailing padding (see [`pad_unit`]).
+    #[link_section = ".text.hot.rheap.key.trim"]
     fn trim(&self, img: &mut Image) {
         let Some(pad) = &self.pad else {
             return;
@@ -647,6 +653,7 @@ impl KeyDef {
     }
 
     /// The image of the first `parts` segments of `key`, into `img` (its buffer is reused).
+    #[link_section = ".text.hot.rheap.key.image_of_key_into"]
     pub fn image_of_key_into(&self, key: &[u8], parts: usize, img: &mut Image) -> Result<()> {
         img.bytes.clear();
         img.has_null = false;

@@ -95,6 +95,7 @@ impl RecordStore {
     }
 
     /// Stores `row` and returns its slot.
+    #[link_section = ".text.hot.rheap.records.insert"]
     pub fn insert(&mut self, row: &[u8]) -> Result<Pos> {
         self.check_len(row)?;
         let pos = if self.free_head != NO_SLOT {
@@ -140,6 +141,7 @@ impl RecordStore {
 
     /// The row in slot `pos`, if it holds one.
     #[inline]
+    #[link_section = ".text.hot.rheap.records.get"]
     pub fn get(&self, pos: Pos) -> Option<&[u8]> {
         if pos >= self.used {
             return None;
@@ -151,6 +153,7 @@ impl RecordStore {
 
     /// The row in slot `pos`, to change in place; None if the slot is free or unused.
     #[inline]
+    #[link_section = ".text.hot.rheap.records.get_mut"]
     pub fn get_mut(&mut self, pos: Pos) -> Option<&mut [u8]> {
         if pos >= self.used {
             return None;
@@ -169,6 +172,7 @@ impl RecordStore {
     }
 
     /// Frees slot `pos`; the next insert reuses it.
+    #[link_section = ".text.hot.rheap.records.delete"]
     pub fn delete(&mut self, pos: Pos) -> Result<()> {
         self.check_live(pos)?;
         let next = self.free_head;
@@ -187,6 +191,7 @@ impl RecordStore {
     }
 
     /// The first slot at or after `from` that holds a row, and the row.
+    #[link_section = ".text.hot.rheap.records.next_row"]
     pub fn next_row(&self, from: Pos) -> Option<(Pos, &[u8])> {
         let mut pos = from;
         while pos < self.used {

@@ -79,6 +79,7 @@ impl RowStore {
     /// Stores a row: `packed` is the record packed by [`RowFormat::pack`] (the record itself
     /// when rows are stored as they are).
     #[inline]
+    #[link_section = ".text.hot.rheap.row_store.insert"]
     pub fn insert(&mut self, packed: &[u8]) -> Result<Pos> {
         let Some(arena) = &self.pieces else {
             return self.slots.insert(packed);
@@ -122,6 +123,7 @@ impl RowStore {
 
     /// Row `pos` as a record into `out`; its BLOB pointers point into `blobs`.
     #[inline]
+    #[link_section = ".text.hot.rheap.row_store.read_into"]
     pub fn read_into(&self, pos: Pos, out: &mut [u8], blobs: &mut Vec<u8>) -> Result<()> {
         let stored = self.stored(pos).ok_or(Error::RecordDeleted)?;
         if self.pieces.is_none() {
@@ -187,6 +189,7 @@ impl RowStore {
 
     /// The first row at or after slot `from`, as a record into `out` (see
     /// [`read_into`](Self::read_into)); None past the last row.
+    #[link_section = ".text.hot.rheap.row_store.read_next_into"]
     pub fn read_next_into(
         &self,
         from: Pos,

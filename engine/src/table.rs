@@ -262,6 +262,7 @@ impl Table {
     }
 
     /// The images of `row` under every maintained key, into `out` (its buffers are reused).
+    #[link_section = ".text.hot.rheap.table.fill_images"]
     fn fill_images(&self, row: &[u8], out: &mut Vec<Image>) -> Result<()> {
         let keys = &self.def.keys[..self.active_keys()];
         out.truncate(keys.len());
@@ -285,6 +286,7 @@ impl Table {
     /// and the table is already past its row count or its memory limit. A duplicate key gives
     /// `DuplicateKey` with the first key (in key order) that has one.
     #[inline]
+    #[link_section = ".text.hot.rheap.table.write"]
     pub fn write(&mut self, row: &[u8]) -> Result<Pos> {
         if !self.store.is_packed() {
             return self.write_packed(row, row);
@@ -314,22 +316,42 @@ impl Table {
         Ok(())
     }
 
+    #[link_section = ".text.hot.rheap.table.write_with"]
     fn write_with(&mut self, row: &[u8], packed: &[u8], images: &mut Vec<Image>) -> Result<Pos> {
         if self.store.format().has_blobs() {
             self.check_blob_room(self.store.format().blob_bytes(packed)? as u64)?;
         }
         let count = self.store.records();
         let new_block = self.store.needs_new_slot() && self.ledger.starts_block(count);
-        if new_block {
-            let past_rows = self.max_records != 0 && count > self.max_records;
-            if past_rows || self.ledger.bytes() + self.index_length() >= self.def.memory_limit() {
-                return Err(Error::TableFull);
-            }
+        if new_block && self.full_at(count) {
+            return Err(Error::TableFull);
         }
         self.fill_images(row, images)?;
         if let Some(r) = self.write_one_unique_hash(packed, &images[..], count, new_block) {
             return r;
         }
+        self.write_general(row, packed, images, count, new_block)
+    }
+
+    /// Whether a row that needs a new HEAP block, with `count` rows stored, finds the table
+    /// full: past its row count or its memory limit.
+    #[cold]
+    fn full_at(&self, count: u64) -> bool {
+        let past_rows = self.max_records != 0 && count > self.max_records;
+        past_rows || self.ledger.bytes() + self.index_length() >= self.def.memory_limit()
+    }
+
+    /// [`write_with`](Self::write_with) for every other table (more keys, BTREE keys,
+    /// duplicates allowed, AUTO_INCREMENT): out of line, so that the usual path stays short.
+    #[inline(never)]
+    fn write_general(
+        &mut self,
+        row: &[u8],
+        packed: &[u8],
+        images: &[Image],
+        count: u64,
+        new_block: bool,
+    ) -> Result<Pos> {
         // A duplicate (DISTINCT's and UNION's every repeated row) is found before anything
         // changes. HEAP finds it after taking a slot and the hash entries of the keys up to
         // that one; what that leaves behind (a free slot, the entries) is mirrored.
@@ -409,6 +431,7 @@ impl Table {
 
     /// What HEAP leaves behind when key `k` refuses a row: the hash entries of the keys up to
     /// `k` and a slot it took and freed (see [`write_with`](Self::write_with)).
+    #[link_section = ".text.hot.rheap.table.mirror_duplicate"]
     fn mirror_duplicate(
         &mut self,
         k: usize,
@@ -451,6 +474,7 @@ impl Table {
 
     /// Replaces row `pos`. Keys whose value changes move (to the newest place among equal
     /// keys, as in HEAP); on a duplicate every key is put back and the row is unchanged.
+    #[link_section = ".text.hot.rheap.table.update"]
     pub fn update(&mut self, pos: Pos, new: &[u8]) -> Result<()> {
         if !self.store.is_packed() {
             // Rows are stored as records: when no key's bytes change (GROUP BY's counters),
@@ -573,6 +597,7 @@ impl Table {
 
     /// The first row at or after `from` in scan order, into `out` as
     /// [`read_into`](Self::read_into) does; `EndOfFile` past the last.
+    #[link_section = ".text.hot.rheap.table.read_next_into"]
     pub fn read_next_into(&self, from: Pos, out: &mut [u8], blobs: &mut Vec<u8>) -> Result<Pos> {
         self.store
             .read_next_into(from, out, blobs)

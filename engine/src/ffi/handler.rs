@@ -329,6 +329,7 @@ pub unsafe extern "C" fn rheap_create(
 /// # Safety
 /// `h` as for [`state`]; `buf` a record of the open table.
 #[no_mangle]
+#[link_section = ".text.hot.rheap.handler.rheap_write_row"]
 pub unsafe extern "C" fn rheap_write_row(h: *mut rheap_handler, buf: *const u8) -> c_int {
     guard("rheap_write_row", || {
         // SAFETY: the shim passes its own handler.
@@ -367,6 +368,7 @@ pub unsafe extern "C" fn rheap_write_row(h: *mut rheap_handler, buf: *const u8) 
 /// # Safety
 /// `h` as for [`state`]; `new_data` a record of the open table.
 #[no_mangle]
+#[link_section = ".text.hot.rheap.handler.rheap_update_row"]
 pub unsafe extern "C" fn rheap_update_row(
     h: *mut rheap_handler,
     _old_data: *const u8,
@@ -456,6 +458,7 @@ pub unsafe extern "C" fn rheap_rnd_init(h: *mut rheap_handler, _scan: u8) -> c_i
 /// # Safety
 /// `h` as for [`state`]; `buf` writable for a record of the open table.
 #[no_mangle]
+#[link_section = ".text.hot.rheap.handler.rheap_rnd_next"]
 pub unsafe extern "C" fn rheap_rnd_next(h: *mut rheap_handler, buf: *mut u8) -> c_int {
     guard("rheap_rnd_next", || {
         // SAFETY: the shim passes its own handler.
@@ -488,6 +491,7 @@ pub unsafe extern "C" fn rheap_rnd_end(h: *mut rheap_handler) -> c_int {
 /// # Safety
 /// `h` as for [`state`]; `buf` writable for a record; `pos` readable for `REF_LENGTH` bytes.
 #[no_mangle]
+#[link_section = ".text.hot.rheap.handler.rheap_rnd_pos"]
 pub unsafe extern "C" fn rheap_rnd_pos(
     h: *mut rheap_handler,
     buf: *mut u8,
@@ -516,6 +520,7 @@ pub unsafe extern "C" fn rheap_rnd_pos(
 /// # Safety
 /// `h` as for [`state`]; `r` writable for `REF_LENGTH` bytes.
 #[no_mangle]
+#[link_section = ".text.hot.rheap.handler.rheap_position"]
 pub unsafe extern "C" fn rheap_position(h: *mut rheap_handler, r: *mut u8) {
     guard_value("rheap_position", (), || {
         // SAFETY: the shim passes its own handler.

@@ -43,6 +43,7 @@ fn find_of(flag: i32) -> Option<Find> {
 }
 
 /// Copies row `pos` into `out` and makes it the current row.
+#[link_section = ".text.hot.rheap.index.land"]
 fn land(h: &mut State, table: &Table, out: &mut [u8], pos: Pos) -> Result<()> {
     table.read_into(pos, out, &mut h.blobs)?;
     h.current = Some(pos);
@@ -54,6 +55,7 @@ fn land(h: &mut State, table: &Table, out: &mut [u8], pos: Pos) -> Result<()> {
 /// # Safety
 /// `h` as for `state`; `buf` writable for a record; `key` readable for the key format of the
 /// parts in `keypart_map`.
+#[link_section = ".text.hot.rheap.index.read_map"]
 unsafe fn read_map(
     h: &mut Handler,
     buf: *mut u8,
@@ -114,6 +116,7 @@ fn move_btree_cursor(cursor: &mut Cursor, e: EntryRef<'_>) {
 /// # Safety
 /// `h` as for `state`; `buf` writable for a record; `key` a key of `index` in key format.
 #[no_mangle]
+#[link_section = ".text.hot.rheap.index.rheap_index_read_map"]
 pub unsafe extern "C" fn rheap_index_read_map(
     h: *mut rheap_handler,
     buf: *mut u8,

@@ -107,6 +107,7 @@ impl Internal {
     /// running thread's, as HEAP's thread-specific allocations are: the bytes move from the
     /// global count to the thread's (its Memory_used, PROCESSLIST's MEMORY_USED,
     /// max_session_mem_used), and back when the table shrinks or goes.
+    #[link_section = ".text.hot.rheap.share.account"]
     fn account(&mut self) {
         let now = self.table.memory_bytes();
         move_to_thread(now as i64 - self.accounted as i64);
@@ -144,7 +145,7 @@ pub enum Open {
 
 impl Open {
     /// The table, to read.
-    #[inline]
+    #[inline(always)]
     pub fn read(&self) -> Result<TableRead<'_>> {
         Ok(match self {
             Open::Internal(t) if t.poisoned => return Err(poisoned()),
@@ -155,7 +156,7 @@ impl Open {
 
     /// The table, to change. An internal table's memory accounting follows the change when
     /// the returned guard goes.
-    #[inline]
+    #[inline(always)]
     pub fn write(&mut self) -> Result<TableWrite<'_>> {
         Ok(match self {
             Open::Internal(t) if t.poisoned => return Err(poisoned()),

@@ -31,6 +31,7 @@ enum KeyImage {
 }
 
 impl KeyImage {
+    #[link_section = ".text.hot.rheap.hash.new"]
     fn new(image: &[u8], arena: &Arena) -> Result<KeyImage> {
         if image.len() <= INLINE_KEY {
             let mut bytes = [0; INLINE_KEY];
@@ -203,6 +204,7 @@ impl HashIndex {
 
     /// Adds the row `store` makes as the only row of key `image`, for a key that refuses
     /// duplicates, with one probe: `None` (and `store` is not called) when a row has the key.
+    #[link_section = ".text.hot.rheap.hash.insert_unique_with"]
     pub fn insert_unique_with(
         &mut self,
         image: &[u8],
@@ -253,6 +255,7 @@ impl HashIndex {
 
     /// The newest row with key `image` (the first [`lookup`](Self::lookup) returns).
     #[inline]
+    #[link_section = ".text.hot.rheap.hash.newest"]
     pub fn newest(&self, image: &[u8]) -> Option<Pos> {
         self.group(image)
             .map(|g| g.more().last().copied().unwrap_or(g.first))
