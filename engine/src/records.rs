@@ -140,7 +140,7 @@ impl RecordStore {
     }
 
     /// The row in slot `pos`, if it holds one.
-    #[inline]
+    #[inline(always)]
     #[link_section = ".text.hot.rheap.records.get"]
     pub fn get(&self, pos: Pos) -> Option<&[u8]> {
         if pos >= self.used {
@@ -152,7 +152,7 @@ impl RecordStore {
     }
 
     /// The row in slot `pos`, to change in place; None if the slot is free or unused.
-    #[inline]
+    #[inline(always)]
     #[link_section = ".text.hot.rheap.records.get_mut"]
     pub fn get_mut(&mut self, pos: Pos) -> Option<&mut [u8]> {
         if pos >= self.used {
@@ -272,7 +272,7 @@ impl RecordStore {
     }
 
     /// The chunk holding slot `pos` (`pos < capacity`).
-    #[inline]
+    #[inline(always)]
     fn chunk_of(&self, pos: Pos) -> usize {
         let last = self.chunks.len() - 1;
         if pos >= self.chunks[last].first {
@@ -299,7 +299,7 @@ impl RecordStore {
     }
 
     /// The start of slot `pos` (`pos < capacity`).
-    #[inline]
+    #[inline(always)]
     fn slot_ptr(&self, pos: Pos) -> *mut u8 {
         let c = self.chunk_of(pos);
         let chunk = &self.chunks[c];
@@ -311,7 +311,7 @@ impl RecordStore {
     }
 
     /// Slot `pos` for writing (`pos < used`: its bytes are initialised).
-    #[inline]
+    #[inline(always)]
     fn slot_mut(&mut self, pos: Pos) -> &mut [u8] {
         debug_assert!(pos < self.used);
         // SAFETY: the slot is inside a block the store owns and was written in full when it

@@ -100,7 +100,7 @@ impl RowStore {
     }
 
     /// The stored bytes of row `pos` (packed when rows are packed).
-    #[inline]
+    #[inline(always)]
     pub fn stored(&self, pos: Pos) -> Option<&[u8]> {
         let slot = self.slots.get(pos)?;
         if self.pieces.is_none() {
@@ -122,7 +122,7 @@ impl RowStore {
     }
 
     /// Row `pos` as a record into `out`; its BLOB pointers point into `blobs`.
-    #[inline]
+    #[inline(always)]
     #[link_section = ".text.hot.rheap.row_store.read_into"]
     pub fn read_into(&self, pos: Pos, out: &mut [u8], blobs: &mut Vec<u8>) -> Result<()> {
         let stored = self.stored(pos).ok_or(Error::RecordDeleted)?;
@@ -135,7 +135,7 @@ impl RowStore {
     }
 
     /// Row `pos` as stored, to change in place, when rows are stored as records (not packed).
-    #[inline]
+    #[inline(always)]
     pub fn record_mut(&mut self, pos: Pos) -> Option<&mut [u8]> {
         match self.pieces {
             None => self.slots.get_mut(pos),

@@ -461,7 +461,7 @@ impl Table {
 
     /// Row `pos` as a record, into `out`; BLOB pointers point into `blobs`, which must be
     /// kept as long as the record is used.
-    #[inline]
+    #[inline(always)]
     pub fn read_into(&self, pos: Pos, out: &mut [u8], blobs: &mut Vec<u8>) -> Result<()> {
         self.store.read_into(pos, out, blobs)
     }

@@ -43,7 +43,7 @@ fn find_of(flag: i32) -> Option<Find> {
 }
 
 /// Copies row `pos` into `out` and makes it the current row.
-#[link_section = ".text.hot.rheap.index.land"]
+#[inline(always)]
 fn land(h: &mut State, table: &Table, out: &mut [u8], pos: Pos) -> Result<()> {
     table.read_into(pos, out, &mut h.blobs)?;
     h.current = Some(pos);

@@ -156,7 +156,7 @@ impl HashIndex {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn group(&self, image: &[u8]) -> Option<&Group> {
         self.groups
             .find(hash_image(image), |g| bytes_eq(g.key.as_slice(), image))
@@ -254,7 +254,7 @@ impl HashIndex {
     }
 
     /// The newest row with key `image` (the first [`lookup`](Self::lookup) returns).
-    #[inline]
+    #[inline(always)]
     #[link_section = ".text.hot.rheap.hash.newest"]
     pub fn newest(&self, image: &[u8]) -> Option<Pos> {
         self.group(image)
