@@ -14,6 +14,7 @@
 pub mod alloc;
 pub mod boundary;
 pub mod collation;
+pub mod cpu;
 pub mod error;
 pub mod index;
 pub mod key;

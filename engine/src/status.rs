@@ -1,7 +1,10 @@
 //! The engine's counters, shown by the server as `SHOW GLOBAL STATUS LIKE 'Rheap%'`.
 //!
-//! The shim points each status variable at one slot of [`rheap_status`] (the server reads an
-//! 8-byte integer there); the engine only adds to them atomically.
+//! Every temporary table moves several of them (a table made and dropped, blocks taken and
+//! given back), from every connection at once. One shared copy would have its cache lines
+//! move between CPUs on each of those changes; so each CPU has its own part, which its
+//! threads change, and a value is the sum of the parts when the server reads it. The peak of
+//! `Rheap_memory_used` is one value, raised only past what it was.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -34,26 +37,74 @@ pub enum Counter {
 /// How many counters there are.
 pub const COUNTERS: usize = 10;
 
-/// The counters, in [`Counter`] order. Exported under this name for the shim.
-#[no_mangle]
-#[allow(non_upper_case_globals)]
-pub static rheap_status: [AtomicU64; COUNTERS] = [const { AtomicU64::new(0) }; COUNTERS];
+impl Counter {
+    /// The counter at `i` (the shim's order), if there is one.
+    pub fn from_index(i: usize) -> Option<Counter> {
+        use Counter::*;
+        [
+            TmpTablesCreated,
+            TmpTablesConverted,
+            TablesLive,
+            RowsWritten,
+            MemoryUsed,
+            MemoryUsedPeak,
+            BlocksAllocated,
+            BlockCacheHits,
+            BlockCacheMisses,
+            BlockCacheBytes,
+        ]
+        .get(i)
+        .copied()
+    }
+}
+
+/// Parts at most (CPUs beyond share them).
+const PARTS: usize = 16;
+
+/// One CPU's part of every counter, on cache lines of its own.
+#[repr(align(128))]
+struct Part([AtomicU64; COUNTERS]);
+
+static PARTS_OF: [Part; PARTS] = [const { Part([const { AtomicU64::new(0) }; COUNTERS]) }; PARTS];
+
+/// `Rheap_memory_used_peak`.
+static PEAK: AtomicU64 = AtomicU64::new(0);
+
+/// The parts in use: one per CPU of the process, up to [`PARTS`].
+fn parts() -> &'static [Part] {
+    &PARTS_OF[..crate::cpu::count().min(PARTS)]
+}
+
+/// The running CPU's part.
+fn mine() -> &'static Part {
+    let parts = parts();
+    &parts[crate::cpu::current() % parts.len()]
+}
 
 pub fn add(c: Counter, n: u64) {
-    rheap_status[c as usize].fetch_add(n, Ordering::Relaxed);
+    mine().0[c as usize].fetch_add(n, Ordering::Relaxed);
 }
 
+/// Takes `n` away (from this CPU's part, which may go below zero: only the sum means
+/// anything, and it wraps back).
 pub fn sub(c: Counter, n: u64) {
-    rheap_status[c as usize].fetch_sub(n, Ordering::Relaxed);
+    mine().0[c as usize].fetch_sub(n, Ordering::Relaxed);
 }
 
-/// Raises `c` to `n` if it is lower (a peak).
-pub fn max(c: Counter, n: u64) {
-    rheap_status[c as usize].fetch_max(n, Ordering::Relaxed);
+/// Raises `Rheap_memory_used_peak` to `n` if it is lower.
+pub fn raise_peak(n: u64) {
+    if n > PEAK.load(Ordering::Relaxed) {
+        PEAK.fetch_max(n, Ordering::Relaxed);
+    }
 }
 
 pub fn get(c: Counter) -> u64 {
-    rheap_status[c as usize].load(Ordering::Relaxed)
+    if c == Counter::MemoryUsedPeak {
+        return PEAK.load(Ordering::Relaxed);
+    }
+    parts().iter().fold(0u64, |sum, p| {
+        sum.wrapping_add(p.0[c as usize].load(Ordering::Relaxed))
+    })
 }
 
 #[cfg(test)]
@@ -67,5 +118,35 @@ mod tests {
         sub(Counter::TablesLive, 1);
         assert_eq!(get(Counter::TablesLive), before + 1);
         sub(Counter::TablesLive, 1);
+        assert_eq!(get(Counter::TablesLive), before);
+    }
+
+    #[test]
+    fn parts_made_on_other_cpus_add_up() {
+        // A thread that moves between CPUs adds on one part and takes away on another.
+        // (A counter no other unit test moves.)
+        let before = get(Counter::TmpTablesConverted);
+        PARTS_OF[0].0[Counter::TmpTablesConverted as usize].fetch_add(5, Ordering::Relaxed);
+        let last = parts().len() - 1;
+        PARTS_OF[last].0[Counter::TmpTablesConverted as usize].fetch_sub(5, Ordering::Relaxed);
+        assert_eq!(get(Counter::TmpTablesConverted), before);
+    }
+
+    #[test]
+    fn the_peak_only_rises() {
+        raise_peak(10);
+        let p = get(Counter::MemoryUsedPeak);
+        raise_peak(p - 1);
+        assert!(get(Counter::MemoryUsedPeak) >= p);
+        raise_peak(p + 1);
+        // (Other tests may raise it further meanwhile.)
+        assert!(get(Counter::MemoryUsedPeak) > p);
+    }
+
+    #[test]
+    fn counters_by_index_are_the_shims_order() {
+        assert_eq!(Counter::from_index(0), Some(Counter::TmpTablesCreated));
+        assert_eq!(Counter::from_index(9), Some(Counter::BlockCacheBytes));
+        assert_eq!(Counter::from_index(COUNTERS), None);
     }
 }

@@ -23,8 +23,6 @@
 
 #include "rheap_shim.h"
 
-/** The engine's counters (engine/src/status.rs), in the order of the status variables below. */
-extern "C" unsigned long long rheap_status[10];
 
 /** rheap_takeover: which MEMORY tables rheap serves (OFF, INTERNAL, ALL). */
 static ulong takeover_mode;
@@ -655,17 +653,29 @@ static struct st_mysql_sys_var *rheap_system_variables[]= {
   NULL
 };
 
+/** SHOW STATUS: the engine's counter I (engine/src/status.rs, in the order below), summed
+    over its per-CPU parts when it is read. */
+template <uint32_t I>
+static int show_counter(THD *, struct st_mysql_show_var *var, void *buff,
+                        struct system_status_var *, enum enum_var_type)
+{
+  var->type= SHOW_LONGLONG;
+  var->value= static_cast<char *>(buff);
+  *static_cast<unsigned long long *>(buff)= rheap_status_value(I);
+  return 0;
+}
+
 static struct st_mysql_show_var rheap_status_variables[]= {
-  { "Rheap_tmp_tables_created", (char *) &rheap_status[0], SHOW_LONGLONG },
-  { "Rheap_tmp_tables_converted", (char *) &rheap_status[1], SHOW_LONGLONG },
-  { "Rheap_tables_live", (char *) &rheap_status[2], SHOW_LONGLONG },
-  { "Rheap_rows_written", (char *) &rheap_status[3], SHOW_LONGLONG },
-  { "Rheap_memory_used", (char *) &rheap_status[4], SHOW_LONGLONG },
-  { "Rheap_memory_used_peak", (char *) &rheap_status[5], SHOW_LONGLONG },
-  { "Rheap_blocks_allocated", (char *) &rheap_status[6], SHOW_LONGLONG },
-  { "Rheap_block_cache_hits", (char *) &rheap_status[7], SHOW_LONGLONG },
-  { "Rheap_block_cache_misses", (char *) &rheap_status[8], SHOW_LONGLONG },
-  { "Rheap_block_cache_bytes", (char *) &rheap_status[9], SHOW_LONGLONG },
+  { "Rheap_tmp_tables_created", (char *) &show_counter<0>, SHOW_SIMPLE_FUNC },
+  { "Rheap_tmp_tables_converted", (char *) &show_counter<1>, SHOW_SIMPLE_FUNC },
+  { "Rheap_tables_live", (char *) &show_counter<2>, SHOW_SIMPLE_FUNC },
+  { "Rheap_rows_written", (char *) &show_counter<3>, SHOW_SIMPLE_FUNC },
+  { "Rheap_memory_used", (char *) &show_counter<4>, SHOW_SIMPLE_FUNC },
+  { "Rheap_memory_used_peak", (char *) &show_counter<5>, SHOW_SIMPLE_FUNC },
+  { "Rheap_blocks_allocated", (char *) &show_counter<6>, SHOW_SIMPLE_FUNC },
+  { "Rheap_block_cache_hits", (char *) &show_counter<7>, SHOW_SIMPLE_FUNC },
+  { "Rheap_block_cache_misses", (char *) &show_counter<8>, SHOW_SIMPLE_FUNC },
+  { "Rheap_block_cache_bytes", (char *) &show_counter<9>, SHOW_SIMPLE_FUNC },
   { NullS, NullS, SHOW_LONG }
 };
 

@@ -217,6 +217,8 @@ uint8_t rheap_serves(uint32_t mode, uint8_t internal, uint8_t creating, const ch
 uint8_t rheap_has_table(const char *name);
 /** How many ENGINE=MEMORY tables rheap holds (while any, the plugin keeps itself loaded). */
 uint64_t rheap_memory_tables(void);
+/** The value of status counter `i` (engine/src/status.rs order; 0 out of range). */
+uint64_t rheap_status_value(uint32_t i);
 /** rheap_block_cache_size changed (and at init): bytes the block cache may keep. */
 void rheap_set_block_cache_size(uint64_t bytes);
 /** Test builds only (feature `failpoints`; the shim calls it only when compiled with

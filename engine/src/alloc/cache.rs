@@ -92,15 +92,6 @@ pub fn give(block: RawBlock) {
     CACHE.give(block)
 }
 
-/// The CPU this thread runs on (0 if the system cannot say).
-fn current_cpu() -> usize {
-    extern "C" {
-        fn sched_getcpu() -> std::ffi::c_int;
-    }
-    // SAFETY: sched_getcpu (glibc) takes nothing and only reads where the thread runs.
-    usize::try_from(unsafe { sched_getcpu() }).unwrap_or(0)
-}
-
 fn class(size: usize) -> Option<usize> {
     (size.is_power_of_two() && (MIN_BLOCK..=MAX_BLOCK).contains(&size))
         .then(|| (size.trailing_zeros() - MIN_BLOCK.trailing_zeros()) as usize)
@@ -150,7 +141,7 @@ impl BlockCache {
         }
         let cached = class(size).and_then(|c| {
             // This CPU's shard first, then the others.
-            let here = current_cpu();
+            let here = crate::cpu::current();
             (here..here + SHARDS).find_map(|i| {
                 let mut pool = self.lock(i);
                 let b = pool.lists[c].pop()?;
@@ -171,7 +162,7 @@ impl BlockCache {
         };
         if self.counted {
             status::add(Counter::MemoryUsed, size as u64);
-            status::max(Counter::MemoryUsedPeak, status::get(Counter::MemoryUsed));
+            status::raise_peak(status::get(Counter::MemoryUsed));
         }
         Some(block)
     }
@@ -183,7 +174,7 @@ impl BlockCache {
         self.uncount(Counter::MemoryUsed, size);
         let rejected = match class(block.size()) {
             Some(c) => {
-                let mut pool = self.lock(current_cpu());
+                let mut pool = self.lock(crate::cpu::current());
                 // Room under the bound is claimed first, so that shards never exceed it
                 // together.
                 let room = self.bytes.fetch_add(size, Ordering::Relaxed) + size <= self.limit();

@@ -4,6 +4,7 @@ use super::share::TABLES;
 use super::{guard, guard_value, table_name, INTERNAL_ERROR};
 use crate::alloc::{cache, system};
 use crate::error::Error;
+use crate::status;
 use std::ffi::{c_char, c_int};
 
 /// Plugin init (`st_maria_plugin::init`): blocks come from the server's allocator from now on.
@@ -15,6 +16,15 @@ pub extern "C" fn rheap_plugin_init() -> c_int {
             free: rheap_sys::shim::rheap_block_free,
         });
         Ok(())
+    })
+}
+
+/// A status variable's value (`SHOW STATUS`): counter `i` in the shim's order
+/// ([`status::Counter`]), 0 for an index out of range.
+#[no_mangle]
+pub extern "C" fn rheap_status_value(i: u32) -> u64 {
+    guard_value("rheap_status_value", 0, || {
+        Ok(status::Counter::from_index(i as usize).map_or(0, status::get))
     })
 }
 

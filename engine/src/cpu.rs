@@ -1,0 +1,37 @@
+//! Which CPU a thread runs on, for structures split per CPU (the block cache, the counters):
+//! a thread then mostly touches its own CPU's part, and the parts' cache lines stay on their
+//! CPUs instead of moving between them on every change.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The CPU this thread runs on (0 if the system cannot say).
+pub fn current() -> usize {
+    extern "C" {
+        fn sched_getcpu() -> std::ffi::c_int;
+    }
+    // SAFETY: sched_getcpu (glibc) takes nothing and only reads where the thread runs.
+    usize::try_from(unsafe { sched_getcpu() }).unwrap_or(0)
+}
+
+/// CPUs this process may run on (at least 1), asked once.
+pub fn count() -> usize {
+    static COUNT: AtomicUsize = AtomicUsize::new(0);
+    match COUNT.load(Ordering::Relaxed) {
+        0 => {
+            let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+            COUNT.store(n, Ordering::Relaxed);
+            n
+        }
+        n => n,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn there_is_a_cpu() {
+        assert!(super::count() >= 1);
+        // The CPU number is whatever the system says; it only has to be stable enough to use.
+        let _ = super::current();
+    }
+}
