@@ -301,6 +301,10 @@ impl Table {
     /// caller runs when the record has BLOBs; `packed` is `row` when rows are not packed).
     #[inline]
     pub fn write_packed(&mut self, row: &[u8], packed: &[u8]) -> Result<Pos> {
+        if self.def.keys.is_empty() {
+            // No key, no image (information_schema's tables): no scratch buffers either.
+            return self.write_with(row, packed, &mut Vec::new());
+        }
         self.with_scratch(|t, s| t.write_with(row, packed, &mut s.new))
     }
 
