@@ -299,7 +299,7 @@ impl Table {
 
     /// [`write`](Self::write) of a record already packed (by [`RowFormat::pack`], which the
     /// caller runs when the record has BLOBs; `packed` is `row` when rows are not packed).
-    #[inline]
+    #[inline(always)]
     pub fn write_packed(&mut self, row: &[u8], packed: &[u8]) -> Result<Pos> {
         if self.def.keys.is_empty() {
             // No key, no image (information_schema's tables): no scratch buffers either.
