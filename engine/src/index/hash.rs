@@ -147,6 +147,11 @@ fn rehash(g: &Group) -> u64 {
     hash_image(g.key.as_slice())
 }
 
+/// Whether a group is the one of key `image`.
+fn keyed(image: &[u8]) -> impl Fn(&Group) -> bool + '_ {
+    move |g| bytes_eq(g.key.as_slice(), image)
+}
+
 impl HashIndex {
     pub fn new(arena: &Arena) -> HashIndex {
         HashIndex {
@@ -158,8 +163,15 @@ impl HashIndex {
 
     #[inline(always)]
     fn group(&self, image: &[u8]) -> Option<&Group> {
-        self.groups
-            .find(hash_image(image), |g| bytes_eq(g.key.as_slice(), image))
+        self.groups.find(hash_image(image), keyed(image))
+    }
+
+    /// Room for one more group. A temporary table's groups arrive one by one: the first
+    /// reservation makes room for a few dozen, so that most tables never rehash.
+    fn room_for_a_group(&mut self) -> Result<()> {
+        let room = FIRST_GROUPS.saturating_sub(self.groups.capacity()).max(1);
+        self.groups.try_reserve(room, rehash)?;
+        Ok(())
     }
 
     /// Whether some row has this key.
@@ -176,9 +188,7 @@ impl HashIndex {
         // allocation beyond their own entry.
         let existing = match absent {
             true => None,
-            false => self
-                .groups
-                .find_mut(h, |g| bytes_eq(g.key.as_slice(), image)),
+            false => self.groups.find_mut(h, keyed(image)),
         };
         if let Some(g) = existing {
             let more = g
@@ -187,10 +197,7 @@ impl HashIndex {
             more.try_reserve(1)?;
             more.push(pos);
         } else {
-            // A temporary table's groups arrive one by one: start with room for a few dozen,
-            // so that most tables never rehash.
-            let room = FIRST_GROUPS.saturating_sub(self.groups.capacity()).max(1);
-            self.groups.try_reserve(room, rehash)?;
+            self.room_for_a_group()?;
             let group = Group {
                 key: KeyImage::new(image, &self.arena)?,
                 first: pos,
@@ -211,10 +218,8 @@ impl HashIndex {
         store: impl FnOnce() -> Result<Pos>,
     ) -> Result<Option<Pos>> {
         let h = hash_image(image);
-        let room = FIRST_GROUPS.saturating_sub(self.groups.capacity()).max(1);
-        self.groups.try_reserve(room, rehash)?;
-        let eq = |g: &Group| bytes_eq(g.key.as_slice(), image);
-        let Entry::Vacant(slot) = self.groups.entry(h, eq, rehash) else {
+        self.room_for_a_group()?;
+        let Entry::Vacant(slot) = self.groups.entry(h, keyed(image), rehash) else {
             return Ok(None);
         };
         // The key is copied before the row is stored, so a failure leaves nothing behind.
@@ -231,10 +236,7 @@ impl HashIndex {
 
     /// Removes `pos` from under `image`; false if it was not there.
     pub fn remove(&mut self, image: &[u8], pos: Pos) -> bool {
-        let Ok(mut entry) = self
-            .groups
-            .find_entry(hash_image(image), |g| bytes_eq(g.key.as_slice(), image))
-        else {
+        let Ok(mut entry) = self.groups.find_entry(hash_image(image), keyed(image)) else {
             return false;
         };
         let g = entry.get_mut();
