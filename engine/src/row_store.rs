@@ -102,14 +102,19 @@ impl RowStore {
     /// The stored bytes of row `pos` (packed when rows are packed).
     #[inline(always)]
     pub fn stored(&self, pos: Pos) -> Option<&[u8]> {
-        let slot = self.slots.get(pos)?;
+        self.slots.get(pos).map(|slot| self.contents(slot))
+    }
+
+    /// The stored bytes a live slot holds: the record itself, or the piece it names.
+    #[inline(always)]
+    fn contents<'a>(&'a self, slot: &'a [u8]) -> &'a [u8] {
         if self.pieces.is_none() {
-            return Some(slot);
+            return slot;
         }
         let (p, len) = Self::read_descriptor(slot);
         // SAFETY: the descriptor names a live piece of the arena holding `len` bytes written
         // at insert/update; it is freed only when the slot changes (through `&mut self`).
-        Some(unsafe { std::slice::from_raw_parts(p.as_ptr(), len) })
+        unsafe { std::slice::from_raw_parts(p.as_ptr(), len) }
     }
 
     fn read_descriptor(slot: &[u8]) -> (NonNull<u8>, usize) {
@@ -121,17 +126,23 @@ impl RowStore {
         )
     }
 
-    /// Row `pos` as a record into `out`; its BLOB pointers point into `blobs`.
+    /// Stored bytes as a record into `out`; its BLOB pointers point into `blobs`.
     #[inline(always)]
-    #[link_section = ".text.hot.rheap.row_store.read_into"]
-    pub fn read_into(&self, pos: Pos, out: &mut [u8], blobs: &mut Vec<u8>) -> Result<()> {
-        let stored = self.stored(pos).ok_or(Error::RecordDeleted)?;
+    fn record_from(&self, stored: &[u8], out: &mut [u8], blobs: &mut Vec<u8>) -> Result<()> {
         if self.pieces.is_none() {
             out.copy_from_slice(stored);
             Ok(())
         } else {
             self.format.unpack(stored, out, blobs)
         }
+    }
+
+    /// Row `pos` as a record into `out`; its BLOB pointers point into `blobs`.
+    #[inline(always)]
+    #[link_section = ".text.hot.rheap.row_store.read_into"]
+    pub fn read_into(&self, pos: Pos, out: &mut [u8], blobs: &mut Vec<u8>) -> Result<()> {
+        let stored = self.stored(pos).ok_or(Error::RecordDeleted)?;
+        self.record_from(stored, out, blobs)
     }
 
     /// Row `pos` as stored, to change in place, when rows are stored as records (not packed).
@@ -196,14 +207,11 @@ impl RowStore {
         out: &mut [u8],
         blobs: &mut Vec<u8>,
     ) -> Option<Result<Pos>> {
-        let (pos, stored) = self.slots.next_row(from)?;
-        Some(match &self.pieces {
-            None => {
-                out.copy_from_slice(stored);
-                Ok(pos)
-            }
-            Some(_) => self.read_into(pos, out, blobs).map(|()| pos),
-        })
+        let (pos, slot) = self.slots.next_row(from)?;
+        Some(
+            self.record_from(self.contents(slot), out, blobs)
+                .map(|()| pos),
+        )
     }
 
     pub fn records(&self) -> u64 {
