@@ -26,6 +26,16 @@ pub fn count() -> usize {
     }
 }
 
+/// How many of at most `max` per-CPU parts are in use: one per CPU of the process.
+pub fn parts(max: usize) -> usize {
+    count().min(max)
+}
+
+/// The part (of at most `max`) that the running CPU uses.
+pub fn part(max: usize) -> usize {
+    current() % parts(max)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -33,5 +43,7 @@ mod tests {
         assert!(super::count() >= 1);
         // The CPU number is whatever the system says; it only has to be stable enough to use.
         let _ = super::current();
+        assert!(super::part(16) < super::parts(16));
+        assert_eq!(super::parts(1), 1);
     }
 }

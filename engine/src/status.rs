@@ -72,13 +72,12 @@ static PEAK: AtomicU64 = AtomicU64::new(0);
 
 /// The parts in use: one per CPU of the process, up to [`PARTS`].
 fn parts() -> &'static [Part] {
-    &PARTS_OF[..crate::cpu::count().min(PARTS)]
+    &PARTS_OF[..crate::cpu::parts(PARTS)]
 }
 
 /// The running CPU's part.
 fn mine() -> &'static Part {
-    let parts = parts();
-    &parts[crate::cpu::current() % parts.len()]
+    &PARTS_OF[crate::cpu::part(PARTS)]
 }
 
 pub fn add(c: Counter, n: u64) {

@@ -5,11 +5,11 @@
 //! of the power-of-two sizes [`super::policy`] hands out, one list per size; a block that does
 //! not fit under the bound goes back to the system at once.
 //!
-//! The cache is split in shards, one per CPU (modulo [`SHARDS`]): a block freed on a CPU goes to
-//! that CPU's shard and is taken again by the next table made there, while its bytes are still
-//! in that CPU's caches, as a thread's own malloc arena gives HEAP's blocks back to it. A shard
-//! with nothing of a size lends from the others before the system is asked. Each shard is a
-//! short mutex hold (a pop or a push), and CPUs do not share one.
+//! The cache is split in shards, one per CPU of the process (up to [`SHARDS`]): a block freed
+//! on a CPU goes to that CPU's shard and is taken again by the next table made there, while its
+//! bytes are still in that CPU's caches, as a thread's own malloc arena gives HEAP's blocks back
+//! to it. A shard with nothing of a size lends from the others before the system is asked. Each
+//! shard is a short mutex hold (a pop or a push), and CPUs do not share one.
 
 use super::policy::{MAX_BLOCK, MIN_BLOCK};
 use super::system::{self, RawBlock};
@@ -115,7 +115,7 @@ impl BlockCache {
     fn lock(&self, i: usize) -> std::sync::MutexGuard<'_, Pool> {
         // Nothing panics while a shard is held (pushes reserve first); a poisoned shard is
         // still a valid one.
-        self.shards[i % SHARDS]
+        self.shards[i % crate::cpu::parts(SHARDS)]
             .0
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -140,9 +140,9 @@ impl BlockCache {
             return None;
         }
         let cached = class(size).and_then(|c| {
-            // This CPU's shard first, then the others.
-            let here = crate::cpu::current();
-            (here..here + SHARDS).find_map(|i| {
+            // This CPU's shard first, then the others in use.
+            let (here, n) = (crate::cpu::part(SHARDS), crate::cpu::parts(SHARDS));
+            (here..here + n).find_map(|i| {
                 let mut pool = self.lock(i);
                 let b = pool.lists[c].pop()?;
                 self.bytes.fetch_sub(size as u64, Ordering::Relaxed);
@@ -174,7 +174,7 @@ impl BlockCache {
         self.uncount(Counter::MemoryUsed, size);
         let rejected = match class(block.size()) {
             Some(c) => {
-                let mut pool = self.lock(crate::cpu::current());
+                let mut pool = self.lock(crate::cpu::part(SHARDS));
                 // Room under the bound is claimed first, so that shards never exceed it
                 // together.
                 let room = self.bytes.fetch_add(size, Ordering::Relaxed) + size <= self.limit();
@@ -199,7 +199,7 @@ impl BlockCache {
     pub fn set_limit(&self, bytes: u64) {
         self.limit.store(bytes, Ordering::Relaxed);
         let mut freed = Vec::new();
-        for i in 0..SHARDS {
+        for i in 0..crate::cpu::parts(SHARDS) {
             let mut pool = self.lock(i);
             for c in (0..CLASSES).rev() {
                 while self.bytes.load(Ordering::Relaxed) > bytes {
@@ -232,7 +232,7 @@ impl BlockCache {
         self.limit.store(limit, Ordering::Relaxed);
         // The lists' own memory too: the library stays mapped after unloading, and its
         // statics with it, so whatever they hold would be held until the process ends.
-        for i in 0..SHARDS {
+        for i in 0..crate::cpu::parts(SHARDS) {
             let lists = std::mem::replace(&mut self.lock(i).lists, [const { Vec::new() }; CLASSES]);
             drop(lists);
         }
@@ -241,7 +241,7 @@ impl BlockCache {
     /// Checks the invariants; panics on a violation.
     pub fn debug_check_consistency(&self) {
         let mut total = 0;
-        for i in 0..SHARDS {
+        for i in 0..crate::cpu::parts(SHARDS) {
             for (c, list) in self.lock(i).lists.iter().enumerate() {
                 for b in list {
                     assert_eq!(b.size(), MIN_BLOCK << c, "block in its size's list");
