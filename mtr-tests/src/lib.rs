@@ -7,6 +7,7 @@
 pub mod docker_check;
 pub mod mtr;
 pub mod paths;
+pub mod pgo;
 pub mod plugin;
 pub mod process;
 pub mod server;

@@ -1,11 +1,11 @@
 //! The plugin directory the tests load `ha_rheap.so` from.
 //!
 //! cargo names the cdylib `librheap.so`; the server wants `ha_rheap.so` in its plugin
-//! directory. [`dir`] builds the plugin (release profile), and stages a directory holding it
-//! plus links to every plugin of the installed server, so that a server pointed at it still
-//! finds its own plugins (upstream tests load several).
+//! directory. [`dir`] builds the plugin (release profile, profile-guided: see [`pgo`]), and
+//! stages a directory holding it plus links to every plugin of the installed server, so that a
+//! server pointed at it still finds its own plugins (upstream tests load several).
 
-use crate::paths;
+use crate::{paths, pgo};
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -25,8 +25,20 @@ pub fn dir() -> Result<PathBuf> {
     .map_err(anyhow::Error::msg)
 }
 
-/// `cargo build --release -p rheap`; returns the built library.
+/// Builds the plugin and returns the library: profile-guided ([`pgo`]) when the toolchain has
+/// `llvm-profdata`, else `cargo build --release -p rheap`, saying why.
 pub fn build() -> Result<PathBuf> {
+    match pgo::tool() {
+        Ok(tool) => pgo::build(&tool),
+        Err(why) => {
+            eprintln!("[plugin] plain release build, without a profile: {why}");
+            plain_build()
+        }
+    }
+}
+
+/// `cargo build --release -p rheap`; returns the built library.
+pub fn plain_build() -> Result<PathBuf> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = std::process::Command::new(cargo)
         .args(["build", "--release", "-p", "rheap"])

@@ -80,3 +80,41 @@ pub fn rheap_available(conn: &mut impl Queryable) -> Result<bool> {
     )?;
     Ok(n == Some(1))
 }
+
+/// The statements of a script written one per line: lines starting with `--` and blank lines
+/// are skipped, and a statement ends at a line ending with `;` (which is dropped).
+pub fn statements(script: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for line in script.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with("--") {
+            continue;
+        }
+        if !current.is_empty() {
+            current.push(' ');
+        }
+        current.push_str(line);
+        if let Some(done) = current.strip_suffix(';') {
+            out.push(done.to_string());
+            current.clear();
+        }
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::statements;
+
+    #[test]
+    fn a_script_splits_at_line_ends_after_semicolons() {
+        let script = "-- a comment\nSELECT 1;\n\nSELECT 'a;b',\n  2;\nSELECT 3";
+        assert_eq!(
+            statements(script),
+            ["SELECT 1", "SELECT 'a;b', 2", "SELECT 3"]
+        );
+    }
+}
