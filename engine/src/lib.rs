@@ -19,6 +19,7 @@ pub mod error;
 pub mod index;
 pub mod key;
 pub mod limits;
+pub mod pool;
 pub mod records;
 pub mod registry;
 pub mod row;

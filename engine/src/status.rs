@@ -32,10 +32,13 @@ pub enum Counter {
     BlockCacheMisses = 8,
     /// `Rheap_block_cache_bytes`: bytes in cached blocks.
     BlockCacheBytes = 9,
+    /// `Rheap_tmp_tables_reused`: internal temporary tables served by one kept from an earlier
+    /// statement (same definition, emptied; `ffi::recycle`).
+    TmpTablesReused = 10,
 }
 
 /// How many counters there are.
-pub const COUNTERS: usize = 10;
+pub const COUNTERS: usize = 11;
 
 impl Counter {
     /// The counter at `i` (the shim's order), if there is one.
@@ -52,6 +55,7 @@ impl Counter {
             BlockCacheHits,
             BlockCacheMisses,
             BlockCacheBytes,
+            TmpTablesReused,
         ]
         .get(i)
         .copied()

@@ -130,6 +130,9 @@ pub struct Table {
     key_bytes: Box<[Range<usize>]>,
 }
 
+/// The most bytes of change buffers a renewed table keeps ([`Table::renew`]).
+const KEPT_SCRATCH: usize = 4 << 10;
+
 #[derive(Debug, Default)]
 struct Scratch {
     /// The old row of an update or delete.
@@ -142,6 +145,22 @@ struct Scratch {
     packed: Vec<u8>,
     /// The BLOB bytes of `row`.
     blobs: Vec<u8>,
+}
+
+impl Scratch {
+    /// Bytes the buffers hold room for.
+    fn bytes(&self) -> usize {
+        let images = |v: &Vec<Image>| {
+            v.capacity() * std::mem::size_of::<Image>()
+                + v.iter().map(|i| i.bytes.capacity()).sum::<usize>()
+        };
+        self.row.capacity()
+            + images(&self.old)
+            + images(&self.new)
+            + self.moved.capacity() * std::mem::size_of::<usize>()
+            + self.packed.capacity()
+            + self.blobs.capacity()
+    }
 }
 
 impl Table {
@@ -615,6 +634,32 @@ impl Table {
         self.clear_indexes();
         self.key_version += 1;
         self.file_version += 1;
+    }
+
+    /// Makes the table what [`Table::new`] made of its definition, created at `create_time`:
+    /// empty, its settings (DISABLE KEYS, unique override, AUTO_INCREMENT) and versions as new,
+    /// its blocks back in the cache. Kept: the definition, what was derived from it, and the
+    /// buffers a change reuses. For a table used again in place of a new one of the same
+    /// definition (`ffi::recycle`).
+    pub fn renew(&mut self, create_time: i64) {
+        self.store.clear();
+        self.ledger.clear();
+        self.clear_indexes();
+        self.keys_disabled = false;
+        self.unique_override = None;
+        self.auto_increment = self.def.auto_increment.saturating_sub(1);
+        self.create_time = create_time;
+        self.key_version = 0;
+        self.file_version = 0;
+        self.key_stat_version = 1;
+        // Buffers that grew past a few rows' worth (a BLOB row's) are not kept.
+        if self
+            .scratch
+            .as_ref()
+            .is_some_and(|s| s.bytes() > KEPT_SCRATCH)
+        {
+            self.scratch = None;
+        }
     }
 
     /// Empties every index. They start over in a new arena: the old one's blocks go back to
@@ -1119,6 +1164,98 @@ mod tests {
                 prop_assert_eq!(t.records(), m.rows.len() as u64);
             }
             Ok(())
+        }
+
+        /// `op` on `t`, positions taken as the `i`-th row in scan order; what it returned.
+        fn apply(t: &mut Table, op: &Op) -> String {
+            let nth = |t: &Table, i: usize| {
+                let rows: Vec<Pos> = std::iter::successors(t.next(0), |&p| t.next(p + 1)).collect();
+                (!rows.is_empty()).then(|| rows[i % rows.len()])
+            };
+            match *op {
+                Op::Insert(a, b) => format!("{:?}", t.write(&rec(a, b))),
+                Op::Update(i, a, b) => match nth(t, i) {
+                    Some(p) => format!("{:?}", t.update(p, &rec(a, b))),
+                    None => String::new(),
+                },
+                Op::Delete(i) => match nth(t, i) {
+                    Some(p) => format!("{:?}", t.delete(p)),
+                    None => String::new(),
+                },
+                Op::LookupA(a) => match t.index(0) {
+                    Ok((def, Index::Hash(h))) => {
+                        let img = def.image_of_record(&rec(Some(a), 0)).unwrap();
+                        format!("{:?}", h.lookup(&img.bytes).collect::<Vec<_>>())
+                    }
+                    other => format!("{:?}", other.err()),
+                },
+                Op::LookupB(b) => match t.index(2) {
+                    Ok((def, Index::Hash(h))) => {
+                        let img = def.image_of_record(&rec(None, b)).unwrap();
+                        format!("{:?}", h.lookup(&img.bytes).collect::<Vec<_>>())
+                    }
+                    other => format!("{:?}", other.err()),
+                },
+                Op::Range(lo, _) => match t.index(1) {
+                    Ok((_, Index::Btree(bt))) => {
+                        format!("{:?}", bt.find(&[lo], Find::KeyOrNext).map(|e| e.1))
+                    }
+                    other => format!("{:?}", other.err()),
+                },
+                Op::Clear => {
+                    t.clear();
+                    String::new()
+                }
+            }
+        }
+
+        /// What a table shows besides its rows.
+        fn state(t: &Table) -> String {
+            format!(
+                "{:?} versions {} {} {} next auto {} keys off {} memory {}",
+                t.stats(),
+                t.key_version(),
+                t.file_version(),
+                t.key_stat_version(),
+                t.next_auto_increment(),
+                t.indexes_disabled(),
+                t.memory_bytes(),
+            )
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(128))]
+            /// A table used, its settings changed, then renewed, answers every operation as a
+            /// new table of the same definition does.
+            #[test]
+            fn a_renewed_table_behaves_as_a_new_one(
+                before in proptest::collection::vec(op(), 0..100),
+                after in proptest::collection::vec(op(), 0..100),
+                disable in any::<bool>(),
+                unique in any::<Option<bool>>(),
+                auto in 0u64..5,
+            ) {
+                let mut used = table();
+                for op in &before {
+                    apply(&mut used, op);
+                }
+                if disable {
+                    used.disable_indexes();
+                }
+                if let Some(u) = unique {
+                    used.set_all_keys_unique(u);
+                }
+                used.reset_auto_increment(auto);
+                used.bump_key_stat_version();
+                used.renew(0);
+                let mut new = table();
+                prop_assert_eq!(state(&used), state(&new));
+                for op in &after {
+                    prop_assert_eq!(apply(&mut used, op), apply(&mut new, op), "{:?}", op);
+                    prop_assert_eq!(state(&used), state(&new));
+                    used.debug_check_consistency();
+                }
+            }
         }
 
         #[test]

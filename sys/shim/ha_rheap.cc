@@ -676,6 +676,7 @@ static struct st_mysql_show_var rheap_status_variables[]= {
   { "Rheap_block_cache_hits", (char *) &show_counter<7>, SHOW_SIMPLE_FUNC },
   { "Rheap_block_cache_misses", (char *) &show_counter<8>, SHOW_SIMPLE_FUNC },
   { "Rheap_block_cache_bytes", (char *) &show_counter<9>, SHOW_SIMPLE_FUNC },
+  { "Rheap_tmp_tables_reused", (char *) &show_counter<10>, SHOW_SIMPLE_FUNC },
   { NullS, NullS, SHOW_LONG }
 };
 

@@ -60,7 +60,6 @@ typedef struct rheap_key_def {
   uint8_t null_are_equal;
 } rheap_key_def;
 
-/** What the engine needs of a table definition (from TABLE_SHARE and the creating thread). */
 /** A variable-length field of the record: a VARCHAR (length, then room for its most bytes) or
     a BLOB (length, then a pointer to the bytes). */
 typedef struct rheap_var_field {
@@ -74,6 +73,7 @@ typedef struct rheap_var_field {
   uint32_t max;
 } rheap_var_field;
 
+/** What the engine needs of a table definition (from TABLE_SHARE and the creating thread). */
 typedef struct rheap_table_def {
   /** Bytes of one row in the server's record format (TABLE_SHARE::reclength). */
   uint32_t reclength;

@@ -1,5 +1,5 @@
 //! A table with a UNIQUE HASH key on `a` and a BTREE key on `b`, driven by writes, updates,
-//! deletes, clears and allocation failures decoded from the input, against a model (a
+//! deletes, clears, renewals and allocation failures decoded from the input, against a model (a
 //! BTreeMap from `a` to `b`). After every operation the table must hold exactly the model's
 //! rows and pass its own consistency check (records, arena, every index).
 #![no_main]
@@ -90,6 +90,10 @@ fuzz_target!(|data: &[u8]| {
             _ => {
                 if x % 16 == 0 {
                     t.clear();
+                    model.clear();
+                } else if x % 16 == 1 {
+                    // Emptied and made new, as a kept internal table is before it serves again.
+                    t.renew(0);
                     model.clear();
                 }
             }

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::key::{Algorithm, KeyDef, KeySeg, SegKind};
 use crate::row::{RowFormat, VarField, VarKind};
 use crate::table::{AutoKey, TableDef};
-use rheap_sys::shim::{rheap_key_def, rheap_key_seg, rheap_table_def};
+use rheap_sys::shim::{rheap_key_def, rheap_key_seg, rheap_table_def, rheap_var_field};
 use rheap_sys::*;
 use std::sync::Arc;
 
@@ -82,12 +82,8 @@ unsafe fn key(k: &rheap_key_def) -> KeyDef {
     } else {
         Algorithm::Hash
     };
-    let segs: &[rheap_key_seg] = if k.nsegs == 0 {
-        &[]
-    } else {
-        // SAFETY: by the contract, nsegs segments.
-        unsafe { std::slice::from_raw_parts(k.segs, k.nsegs as usize) }
-    };
+    // SAFETY: by the contract, nsegs segments.
+    let segs = unsafe { slice(k.segs, k.nsegs) };
     KeyDef::new(
         algorithm,
         k.unique != 0,
@@ -102,12 +98,8 @@ unsafe fn key(k: &rheap_key_def) -> KeyDef {
 /// # Safety
 /// `def.keys` must point to `def.nkeys` keys, each as [`key`] requires.
 pub unsafe fn table_def(def: &rheap_table_def) -> Result<TableDef> {
-    let raw: &[rheap_key_def] = if def.nkeys == 0 {
-        &[]
-    } else {
-        // SAFETY: by the contract, nkeys keys.
-        unsafe { std::slice::from_raw_parts(def.keys, def.nkeys as usize) }
-    };
+    // SAFETY: by the contract, nkeys keys.
+    let raw = unsafe { slice(def.keys, def.nkeys) };
     // SAFETY: each key's segments are valid by the contract.
     let keys: Vec<KeyDef> = raw.iter().map(|k| unsafe { key(k) }).collect();
     let auto_key = match usize::try_from(def.auto_key) {
@@ -126,12 +118,8 @@ pub unsafe fn table_def(def: &rheap_table_def) -> Result<TableDef> {
             })
         }
     };
-    let vars = if def.nvars == 0 || def.vars.is_null() {
-        &[]
-    } else {
-        // SAFETY: by the contract, nvars fields.
-        unsafe { std::slice::from_raw_parts(def.vars, def.nvars as usize) }
-    };
+    // SAFETY: by the contract, nvars fields (NULL when there are none).
+    let vars = unsafe { slice(def.vars, def.nvars) };
     let vars: Vec<VarField> = vars
         .iter()
         .map(|v| VarField {
@@ -168,4 +156,151 @@ pub unsafe fn table_def(def: &rheap_table_def) -> Result<TableDef> {
         tmp_table: def.tmp_table != 0,
         heap_lengths: def.for_memory != 0,
     })
+}
+
+/// Words a [`DefKey`] holds at most: a table with a few keys and variable-length fields.
+const KEY_WORDS: usize = 48;
+
+/// Every field of a shim definition, as words: two definitions with equal keys make the same
+/// [`TableDef`], so a table built from one can serve the other (`super::recycle`). The
+/// destructuring below names every field, so a field added to the shim's structs fails to
+/// compile here until it is part of the key.
+#[derive(Clone)]
+pub struct DefKey {
+    len: usize,
+    words: [u64; KEY_WORDS],
+}
+
+impl PartialEq for DefKey {
+    fn eq(&self, other: &DefKey) -> bool {
+        self.words[..self.len] == other.words[..other.len]
+    }
+}
+
+impl std::fmt::Debug for DefKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(&self.words[..self.len]).finish()
+    }
+}
+
+impl DefKey {
+    /// A hash of the key, to tell most unequal keys apart without comparing them.
+    pub fn tag(&self) -> u64 {
+        self.words[..self.len]
+            .iter()
+            .fold(self.len as u64, |h, &w| {
+                (h.rotate_left(5) ^ w).wrapping_mul(0x517c_c1b7_2722_0a95)
+            })
+    }
+
+    /// The key of `def`; None when it has more to say than the key holds.
+    ///
+    /// # Safety
+    /// As [`table_def`].
+    pub unsafe fn of(def: &rheap_table_def) -> Option<DefKey> {
+        let rheap_table_def {
+            reclength,
+            max_rows,
+            min_rows,
+            max_table_size,
+            auto_increment,
+            internal,
+            tmp_table,
+            keys,
+            nkeys,
+            auto_key,
+            auto_key_type,
+            for_memory,
+            vars,
+            nvars,
+        } = *def;
+        let flags = |bytes: &[u8]| bytes.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b));
+        let pair = |lo: u32, hi: u32| u64::from(lo) | u64::from(hi) << 32;
+        let mut k = DefKey {
+            len: 0,
+            words: [0; KEY_WORDS],
+        };
+        k.push(&[
+            u64::from(reclength),
+            max_rows,
+            min_rows,
+            max_table_size,
+            auto_increment,
+            flags(&[internal, tmp_table, for_memory, auto_key_type]) | pair(0, auto_key as u32),
+            pair(nkeys, nvars),
+        ])?;
+        // SAFETY: by the contract, nkeys keys (when there are any).
+        for key in unsafe { slice(keys, nkeys) } {
+            let rheap_key_def {
+                segs,
+                nsegs,
+                key_length,
+                btree,
+                unique,
+                null_are_equal,
+            } = *key;
+            k.push(&[
+                pair(nsegs, key_length),
+                flags(&[btree, unique, null_are_equal]),
+            ])?;
+            // SAFETY: by the contract, each key's nsegs segments.
+            for seg in unsafe { slice(segs, nsegs) } {
+                let rheap_key_seg {
+                    charset,
+                    start,
+                    length,
+                    null_pos,
+                    bit_pos,
+                    mbmaxlen,
+                    key_type,
+                    null_bit,
+                    length_bytes,
+                    bit_start,
+                    bit_length,
+                    binary_charset,
+                } = *seg;
+                k.push(&[
+                    charset as usize as u64,
+                    pair(start, length),
+                    pair(null_pos, bit_pos),
+                    pair(mbmaxlen, 0) | flags(&[key_type, null_bit, length_bytes, bit_start]) << 32,
+                    flags(&[bit_length, binary_charset]),
+                ])?;
+            }
+        }
+        // SAFETY: by the contract, nvars fields (when there are any).
+        for var in unsafe { slice(vars, nvars) } {
+            let rheap_var_field {
+                offset,
+                len_bytes,
+                blob,
+                max,
+            } = *var;
+            k.push(&[
+                pair(offset, 0) | flags(&[len_bytes, blob]) << 32,
+                u64::from(max),
+            ])?;
+        }
+        Some(k)
+    }
+
+    fn push(&mut self, words: &[u64]) -> Option<()> {
+        let end = self.len + words.len();
+        self.words.get_mut(self.len..end)?.copy_from_slice(words);
+        self.len = end;
+        Some(())
+    }
+}
+
+/// `n` items from `p`; empty when `n` is 0 (then `p` may be NULL).
+///
+/// # Safety
+/// When `n` is not 0, `p` must point to `n` valid items that outlive the slice.
+unsafe fn slice<'a, T>(p: *const T, n: u32) -> &'a [T] {
+    if n == 0 || p.is_null() {
+        &[]
+    } else {
+        // SAFETY: by the contract.
+        unsafe { std::slice::from_raw_parts(p, n as usize) }
+    }
 }

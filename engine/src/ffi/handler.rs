@@ -4,6 +4,8 @@
 //! `record[1]`); the engine copies rows in and out, so no pointer into engine memory is ever
 //! handed to the server.
 
+use super::definition::DefKey;
+use super::recycle;
 use super::share::{Internal, Open, Share, TABLES};
 use super::{guard, guard_value, table_name};
 use crate::error::{Error, Result};
@@ -262,8 +264,13 @@ pub unsafe extern "C" fn rheap_open(
         let (open, created) = if def.internal != 0 {
             status::add(Counter::TmpTablesCreated, 1);
             // SAFETY: the shim's definition is valid during this call.
-            let table = unsafe { new_table(def) }?;
-            (Open::Internal(Box::new(Internal::new(table))), true)
+            let key = unsafe { DefKey::of(def) };
+            let internal = match key.as_ref().and_then(recycle::take) {
+                Some(kept) => kept,
+                // SAFETY: as above.
+                None => Box::new(Internal::new(unsafe { new_table(def) }?, key)),
+            };
+            (Open::Internal(internal), true)
         } else {
             // SAFETY: the shim passes the table path; the definition as above.
             let name = unsafe { table_name(name) }?;
@@ -299,7 +306,9 @@ pub unsafe extern "C" fn rheap_close(h: *mut rheap_handler) -> c_int {
         // SAFETY: the shim passes its own handler.
         let h = unsafe { state(h) }?;
         status::add(Counter::RowsWritten, std::mem::take(&mut h.rows_unreported));
-        h.open = None;
+        if let Some(Open::Internal(t)) = h.open.take() {
+            recycle::give(t);
+        }
         h.current = None;
         Ok(())
     })

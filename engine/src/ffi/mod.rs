@@ -9,6 +9,7 @@ mod definition;
 mod handler;
 mod index;
 mod plugin;
+mod recycle;
 mod share;
 mod takeover;
 

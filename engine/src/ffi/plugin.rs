@@ -54,6 +54,7 @@ pub extern "C" fn rheap_debug_fail_alloc_after(n: i64) {
 pub extern "C" fn rheap_plugin_deinit() -> c_int {
     guard("rheap_plugin_deinit", || {
         TABLES.clear();
+        super::recycle::release_all();
         cache::CACHE.release_all();
         Ok(())
     })

@@ -2,6 +2,7 @@
 //! [`Table`] behind a lock, plus the server's `THR_LOCK` that implements MEMORY's table-level
 //! locking), or an internal temporary table that its one handler owns.
 
+use super::definition::DefKey;
 use crate::error::{Error, Result};
 use crate::registry::Registry;
 use crate::status::{self, Counter};
@@ -88,16 +89,55 @@ pub struct Internal {
     /// A panic happened while the table was being changed (as a poisoned lock): it may be
     /// inconsistent, so it is not used again.
     poisoned: bool,
+    /// The key of the definition it was built from, when it may serve again (`recycle`).
+    key: Option<DefKey>,
+    /// Closed and kept for reuse: not live, nothing accounted.
+    retired: bool,
 }
 
 impl Internal {
-    pub fn new(table: Table) -> Internal {
+    pub fn new(table: Table, key: Option<DefKey>) -> Internal {
         status::add(Counter::TablesLive, 1);
         Internal {
             table,
             accounted: 0,
             poisoned: false,
+            key,
+            retired: false,
         }
+    }
+
+    /// Whether it was built from a definition with this key.
+    pub fn built_from(&self, key: &DefKey) -> bool {
+        self.key.as_ref() == Some(key)
+    }
+
+    /// At close: empties the table and keeps it as a new one, if it can serve again (built from
+    /// a key, not poisoned, holding no block once empty). Then it is no longer live and its
+    /// memory is no longer the thread's, as when it is dropped.
+    /// Returns the key's tag when it does.
+    pub fn retire(&mut self) -> Option<u64> {
+        let tag = self.key.as_ref().filter(|_| !self.poisoned)?.tag();
+        self.table.renew(0);
+        if self.table.memory_bytes() != 0 {
+            return None;
+        }
+        self.release();
+        self.retired = true;
+        Some(tag)
+    }
+
+    /// Open again, as a new table.
+    pub fn revive(&mut self) {
+        status::add(Counter::TablesLive, 1);
+        self.retired = false;
+    }
+
+    /// What dropping a live table undoes: its count, and its memory in the thread's accounting.
+    fn release(&mut self) {
+        status::sub(Counter::TablesLive, 1);
+        move_to_thread(-(self.accounted as i64));
+        self.accounted = 0;
     }
 
     /// Brings the server's memory accounting up to date with the table, after a change.
@@ -117,8 +157,9 @@ impl Internal {
 
 impl Drop for Internal {
     fn drop(&mut self) {
-        status::sub(Counter::TablesLive, 1);
-        move_to_thread(-(self.accounted as i64));
+        if !self.retired {
+            self.release();
+        }
     }
 }
 

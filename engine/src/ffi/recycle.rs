@@ -1,0 +1,40 @@
+//! Internal temporary tables used again. A statement that makes a temporary table usually makes
+//! one of the same definition as the statement before it; building a table (its definition's
+//! keys and collations, its row store, indexes and arena) and dropping it cost more than the
+//! rows most of these tables hold. So a closed internal table is emptied ([`Table::renew`]:
+//! exactly what a new one is, its blocks back in the cache) and kept in a small per-CPU
+//! [`Pool`], under the key of the shim definition it was built from ([`DefKey`]); the next
+//! open with an equal definition takes it instead of building one.
+//!
+//! [`Table::renew`]: crate::table::Table::renew
+
+use super::definition::DefKey;
+use super::share::Internal;
+use crate::pool::Pool;
+use crate::status::{self, Counter};
+
+/// Tables kept per CPU: a statement's few shapes, for the next statements.
+const PER_CPU: usize = 64;
+
+static POOL: Pool<Box<Internal>> = Pool::new(PER_CPU);
+
+/// A kept table built from a definition with `key`, open again as a new table.
+pub fn take(key: &DefKey) -> Option<Box<Internal>> {
+    let mut t = POOL.take(key.tag(), |t| t.built_from(key))?;
+    t.revive();
+    status::add(Counter::TmpTablesReused, 1);
+    Some(t)
+}
+
+/// A closing internal table: kept for reuse when it can serve again, else dropped.
+pub fn give(mut t: Box<Internal>) {
+    if let Some(tag) = t.retire() {
+        // The one pushed out, if any, is dropped here, after the pool's lock.
+        drop(POOL.give(tag, t));
+    }
+}
+
+/// Drops every kept table (plugin deinit, before the block cache lets its blocks go).
+pub fn release_all() {
+    drop(POOL.drain());
+}
