@@ -135,8 +135,10 @@ impl HeapLedger {
     }
 
     /// Forgets every block (the table was emptied).
+    /// As new (the list's room is kept).
     pub fn clear(&mut self) {
-        *self = HeapLedger::new(self.geometry);
+        self.free_ptrs.clear();
+        self.bytes = 0;
     }
 }
 

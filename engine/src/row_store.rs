@@ -188,7 +188,7 @@ impl RowStore {
     /// Drops every row and gives the memory back.
     pub fn clear(&mut self) {
         self.slots.clear();
-        if let Some(arena) = &mut self.pieces {
+        if let Some(arena) = self.pieces.as_mut().filter(|a| a.bytes() != 0) {
             *arena = arena.fresh();
         }
         self.blob_bytes = 0;

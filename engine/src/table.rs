@@ -663,10 +663,14 @@ impl Table {
     }
 
     /// Empties every index. They start over in a new arena: the old one's blocks go back to
-    /// the cache as soon as its indexes are gone.
+    /// the cache as soon as its indexes are gone. An arena that holds no block is kept: it never
+    /// took one (it gives none back before it goes, and a large piece's own block is not part
+    /// of its growth), so it is as new; a table without keys never uses its arena.
     fn clear_indexes(&mut self) {
         self.indexes.clear();
-        self.arena = new_arena(&self.def, self.max_records);
+        if self.arena.bytes() != 0 {
+            self.arena = new_arena(&self.def, self.max_records);
+        }
         let arena = &self.arena;
         self.indexes
             .extend(self.def.keys.iter().map(|k| Index::new(k, arena)));
