@@ -134,8 +134,7 @@ impl HeapLedger {
         }
     }
 
-    /// Forgets every block (the table was emptied).
-    /// As new (the list's room is kept).
+    /// Forgets every block (the table was emptied): as new, keeping the list's room.
     pub fn clear(&mut self) {
         self.free_ptrs.clear();
         self.bytes = 0;

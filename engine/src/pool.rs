@@ -45,19 +45,29 @@ impl<T> Pool<T> {
 
     /// The newest object of this CPU's part under `tag` for which `wanted` holds, taken out.
     pub fn take(&self, tag: u64, wanted: impl Fn(&T) -> bool) -> Option<T> {
-        let mut part = self.lock(crate::cpu::part(PARTS));
-        let i = part.iter().rposition(|(t, x)| *t == tag && wanted(x))?;
-        Some(part.remove(i).1)
+        self.take_from(crate::cpu::part(PARTS), tag, wanted)
     }
 
     /// Keeps `item` under `tag` in this CPU's part; returns the part's oldest object when it
     /// was full.
     #[must_use = "the object pushed out is dropped by the caller, after the lock"]
     pub fn give(&self, tag: u64, item: T) -> Option<T> {
+        self.give_to(crate::cpu::part(PARTS), tag, item)
+    }
+
+    /// [`take`](Self::take) from part `i`.
+    fn take_from(&self, i: usize, tag: u64, wanted: impl Fn(&T) -> bool) -> Option<T> {
+        let mut part = self.lock(i);
+        let i = part.iter().rposition(|(t, x)| *t == tag && wanted(x))?;
+        Some(part.remove(i).1)
+    }
+
+    /// [`give`](Self::give) to part `i`.
+    fn give_to(&self, i: usize, tag: u64, item: T) -> Option<T> {
         if self.per_part == 0 {
             return Some(item);
         }
-        let mut part = self.lock(crate::cpu::part(PARTS));
+        let mut part = self.lock(i);
         let out = (part.len() >= self.per_part).then(|| part.remove(0).1);
         if part.capacity() == 0 {
             part.reserve_exact(self.per_part);
@@ -101,22 +111,28 @@ mod tests {
 
     #[test]
     fn takes_the_newest_match_and_pushes_out_the_oldest() {
+        // One part named, so that the test thread moving between CPUs changes nothing.
         let pool = Pool::new(3);
         for x in [1, 2, 11, 3] {
             // The fourth give pushes out the oldest, 1.
-            if let Some(out) = pool.give(x % 10, x) {
+            if let Some(out) = pool.give_to(0, x % 10, x) {
                 assert_eq!(out, 1);
             }
         }
         assert_eq!(pool.len(), 3);
-        assert_eq!(pool.take(1, |_| true), Some(11));
-        assert_eq!(pool.take(1, |_| true), None);
+        assert_eq!(pool.take_from(0, 1, |_| true), Some(11));
+        assert_eq!(pool.take_from(0, 1, |_| true), None);
         assert_eq!(
-            pool.take(2, |&x| x == 12),
+            pool.take_from(0, 2, |&x| x == 12),
             None,
             "the tag and the test must both hold"
         );
-        assert_eq!(pool.take(2, |&x| x == 2), Some(2));
+        assert_eq!(
+            pool.take_from(1, 2, |&x| x == 2),
+            None,
+            "another part holds none"
+        );
+        assert_eq!(pool.take_from(0, 2, |&x| x == 2), Some(2));
         pool.debug_check_consistency();
         assert_eq!(pool.drain(), vec![3]);
         assert!(pool.is_empty());
