@@ -36,6 +36,53 @@ pub fn part(max: usize) -> usize {
     current() % parts(max)
 }
 
+/// Parts a [`PerCpu`] has (CPUs beyond share them).
+pub const MAX_PARTS: usize = 16;
+
+/// A value per CPU of the process (up to [`MAX_PARTS`]), each on cache lines of its own:
+/// the block cache's shards, the counters, the pool of kept tables.
+#[derive(Debug)]
+pub struct PerCpu<T> {
+    parts: [Padded<T>; MAX_PARTS],
+}
+
+/// One part, alone on its cache lines (two lines: the adjacent-line prefetcher pairs them).
+#[derive(Debug)]
+#[repr(align(128))]
+pub struct Padded<T>(pub T);
+
+impl<T> PerCpu<T> {
+    /// From every part's value: `PerCpu::new([const { Padded(value) }; MAX_PARTS])`.
+    pub const fn new(parts: [Padded<T>; MAX_PARTS]) -> PerCpu<T> {
+        PerCpu { parts }
+    }
+
+    /// Which part the running CPU uses.
+    pub fn here(&self) -> usize {
+        part(MAX_PARTS)
+    }
+
+    /// How many parts are in use: one per CPU of the process.
+    pub fn in_use(&self) -> usize {
+        parts(MAX_PARTS)
+    }
+
+    /// The running CPU's part.
+    pub fn mine(&self) -> &T {
+        self.get(self.here())
+    }
+
+    /// Part `i` (below [`MAX_PARTS`]).
+    pub fn get(&self, i: usize) -> &T {
+        &self.parts[i].0
+    }
+
+    /// Every part in use.
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.parts[..self.in_use()].iter().map(|p| &p.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

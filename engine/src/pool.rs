@@ -6,13 +6,11 @@
 //! released. Taking looks from the newest, at the tags first, so that a miss reads no object.
 //! Internal temporary tables go here when they close (`ffi::recycle`).
 
+use crate::cpu::{Padded, PerCpu, MAX_PARTS};
 use std::sync::{Mutex, MutexGuard};
 
-/// Parts at most (one per CPU of the process, up to this many).
-const PARTS: usize = 16;
-
 pub struct Pool<T> {
-    parts: [Part<T>; PARTS],
+    parts: PerCpu<Mutex<Vec<(u64, T)>>>,
     per_part: usize,
 }
 
@@ -25,14 +23,10 @@ impl<T> std::fmt::Debug for Pool<T> {
     }
 }
 
-/// One CPU's objects, on cache lines of its own.
-#[repr(align(128))]
-struct Part<T>(Mutex<Vec<(u64, T)>>);
-
 impl<T> Pool<T> {
     pub const fn new(per_part: usize) -> Pool<T> {
         Pool {
-            parts: [const { Part(Mutex::new(Vec::new())) }; PARTS],
+            parts: PerCpu::new([const { Padded(Mutex::new(Vec::new())) }; MAX_PARTS]),
             per_part,
         }
     }
@@ -40,19 +34,19 @@ impl<T> Pool<T> {
     fn lock(&self, i: usize) -> MutexGuard<'_, Vec<(u64, T)>> {
         // The lock is held only for pushes, removals and comparisons, which do not panic in a
         // way that leaves the vector inconsistent.
-        self.parts[i].0.lock().unwrap_or_else(|e| e.into_inner())
+        self.parts.get(i).lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The newest object of this CPU's part under `tag` for which `wanted` holds, taken out.
     pub fn take(&self, tag: u64, wanted: impl Fn(&T) -> bool) -> Option<T> {
-        self.take_from(crate::cpu::part(PARTS), tag, wanted)
+        self.take_from(self.parts.here(), tag, wanted)
     }
 
     /// Keeps `item` under `tag` in this CPU's part; returns the part's oldest object when it
     /// was full.
     #[must_use = "the object pushed out is dropped by the caller, after the lock"]
     pub fn give(&self, tag: u64, item: T) -> Option<T> {
-        self.give_to(crate::cpu::part(PARTS), tag, item)
+        self.give_to(self.parts.here(), tag, item)
     }
 
     /// [`take`](Self::take) from part `i`.
@@ -78,7 +72,7 @@ impl<T> Pool<T> {
 
     /// Everything every part holds, taken out.
     pub fn drain(&self) -> Vec<T> {
-        (0..PARTS)
+        (0..MAX_PARTS)
             .flat_map(|i| std::mem::take(&mut *self.lock(i)))
             .map(|(_, x)| x)
             .collect()
@@ -86,7 +80,7 @@ impl<T> Pool<T> {
 
     /// Objects held, over every part.
     pub fn len(&self) -> usize {
-        (0..PARTS).map(|i| self.lock(i).len()).sum()
+        (0..MAX_PARTS).map(|i| self.lock(i).len()).sum()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -95,7 +89,7 @@ impl<T> Pool<T> {
 
     /// Checks the invariants; panics on a violation.
     pub fn debug_check_consistency(&self) {
-        for i in 0..PARTS {
+        for i in 0..MAX_PARTS {
             assert!(
                 self.lock(i).len() <= self.per_part,
                 "part {i} over its bound"

@@ -6,6 +6,7 @@
 //! threads change, and a value is the sum of the parts when the server reads it. The peak of
 //! `Rheap_memory_used` is one value, raised only past what it was.
 
+use crate::cpu::{Padded, PerCpu, MAX_PARTS};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Which counter a slot holds (the shim's status variables list them in this order).
@@ -62,36 +63,21 @@ impl Counter {
     }
 }
 
-/// Parts at most (CPUs beyond share them).
-const PARTS: usize = 16;
-
-/// One CPU's part of every counter, on cache lines of its own.
-#[repr(align(128))]
-struct Part([AtomicU64; COUNTERS]);
-
-static PARTS_OF: [Part; PARTS] = [const { Part([const { AtomicU64::new(0) }; COUNTERS]) }; PARTS];
+/// Every counter, per CPU.
+static PARTS: PerCpu<[AtomicU64; COUNTERS]> =
+    PerCpu::new([const { Padded([const { AtomicU64::new(0) }; COUNTERS]) }; MAX_PARTS]);
 
 /// `Rheap_memory_used_peak`.
 static PEAK: AtomicU64 = AtomicU64::new(0);
 
-/// The parts in use: one per CPU of the process, up to [`PARTS`].
-fn parts() -> &'static [Part] {
-    &PARTS_OF[..crate::cpu::parts(PARTS)]
-}
-
-/// The running CPU's part.
-fn mine() -> &'static Part {
-    &PARTS_OF[crate::cpu::part(PARTS)]
-}
-
 pub fn add(c: Counter, n: u64) {
-    mine().0[c as usize].fetch_add(n, Ordering::Relaxed);
+    PARTS.mine()[c as usize].fetch_add(n, Ordering::Relaxed);
 }
 
 /// Takes `n` away (from this CPU's part, which may go below zero: only the sum means
 /// anything, and it wraps back).
 pub fn sub(c: Counter, n: u64) {
-    mine().0[c as usize].fetch_sub(n, Ordering::Relaxed);
+    PARTS.mine()[c as usize].fetch_sub(n, Ordering::Relaxed);
 }
 
 /// Raises `Rheap_memory_used_peak` to `n` if it is lower.
@@ -105,8 +91,8 @@ pub fn get(c: Counter) -> u64 {
     if c == Counter::MemoryUsedPeak {
         return PEAK.load(Ordering::Relaxed);
     }
-    let sum = parts().iter().fold(0u64, |sum, p| {
-        sum.wrapping_add(p.0[c as usize].load(Ordering::Relaxed))
+    let sum = PARTS.iter().fold(0u64, |sum, p| {
+        sum.wrapping_add(p[c as usize].load(Ordering::Relaxed))
     });
     // The parts are read one after the other: a thread that moved between CPUs meanwhile may
     // have its addition missed and its subtraction seen, so the sum can be briefly low. Never
@@ -133,9 +119,9 @@ mod tests {
         // A thread that moves between CPUs adds on one part and takes away on another.
         // (A counter no other unit test moves.)
         let before = get(Counter::TmpTablesConverted);
-        PARTS_OF[0].0[Counter::TmpTablesConverted as usize].fetch_add(5, Ordering::Relaxed);
-        let last = parts().len() - 1;
-        PARTS_OF[last].0[Counter::TmpTablesConverted as usize].fetch_sub(5, Ordering::Relaxed);
+        PARTS.get(0)[Counter::TmpTablesConverted as usize].fetch_add(5, Ordering::Relaxed);
+        let last = PARTS.in_use() - 1;
+        PARTS.get(last)[Counter::TmpTablesConverted as usize].fetch_sub(5, Ordering::Relaxed);
         assert_eq!(get(Counter::TmpTablesConverted), before);
     }
 
@@ -145,9 +131,9 @@ mod tests {
         // counter no other unit test moves.)
         let c = Counter::RowsWritten as usize;
         let before = get(Counter::RowsWritten);
-        PARTS_OF[0].0[c].fetch_sub(before + 7, Ordering::Relaxed);
+        PARTS.get(0)[c].fetch_sub(before + 7, Ordering::Relaxed);
         assert_eq!(get(Counter::RowsWritten), 0);
-        PARTS_OF[0].0[c].fetch_add(before + 7, Ordering::Relaxed);
+        PARTS.get(0)[c].fetch_add(before + 7, Ordering::Relaxed);
         assert_eq!(get(Counter::RowsWritten), before);
     }
 

@@ -5,7 +5,7 @@
 //! of the power-of-two sizes [`super::policy`] hands out, one list per size; a block that does
 //! not fit under the bound goes back to the system at once.
 //!
-//! The cache is split in shards, one per CPU of the process (up to [`SHARDS`]): a block freed
+//! The cache is split in shards, one per CPU of the process ([`PerCpu`]): a block freed
 //! on a CPU goes to that CPU's shard and is taken again by the next table made there, while its
 //! bytes are still in that CPU's caches, as a thread's own malloc arena gives HEAP's blocks back
 //! to it. A shard with nothing of a size lends from the others before the system is asked. Each
@@ -13,6 +13,7 @@
 
 use super::policy::{MAX_BLOCK, MIN_BLOCK};
 use super::system::{self, RawBlock};
+use crate::cpu::{Padded, PerCpu, MAX_PARTS};
 use crate::status::{self, Counter};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -23,20 +24,13 @@ const CLASSES: usize = (MAX_BLOCK.trailing_zeros() - MIN_BLOCK.trailing_zeros() 
 /// The default bound (`rheap_block_cache_size`).
 pub const DEFAULT_LIMIT: u64 = 16 << 20;
 
-/// How many shards a cache has (CPUs beyond share them).
-const SHARDS: usize = 16;
-
 struct Pool {
     lists: [Vec<RawBlock>; CLASSES],
 }
 
-/// One shard, on cache lines of its own.
-#[repr(align(128))]
-struct Shard(Mutex<Pool>);
-
 /// A cache of free blocks. The server's is [`CACHE`]; tests make their own.
 pub struct BlockCache {
-    shards: [Shard; SHARDS],
+    shards: PerCpu<Mutex<Pool>>,
     /// Bytes in every shard's blocks (what the bound holds to).
     bytes: AtomicU64,
     limit: AtomicU64,
@@ -100,11 +94,13 @@ fn class(size: usize) -> Option<usize> {
 impl BlockCache {
     pub const fn new(limit: u64, counted: bool) -> BlockCache {
         BlockCache {
-            shards: [const {
-                Shard(Mutex::new(Pool {
-                    lists: [const { Vec::new() }; CLASSES],
-                }))
-            }; SHARDS],
+            shards: PerCpu::new(
+                [const {
+                    Padded(Mutex::new(Pool {
+                        lists: [const { Vec::new() }; CLASSES],
+                    }))
+                }; MAX_PARTS],
+            ),
             bytes: AtomicU64::new(0),
             limit: AtomicU64::new(limit),
             counted,
@@ -115,10 +111,7 @@ impl BlockCache {
     fn lock(&self, i: usize) -> std::sync::MutexGuard<'_, Pool> {
         // Nothing panics while a shard is held (pushes reserve first); a poisoned shard is
         // still a valid one.
-        self.shards[i % crate::cpu::parts(SHARDS)]
-            .0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        self.shards.get(i).lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn count(&self, c: Counter, n: u64) {
@@ -141,9 +134,9 @@ impl BlockCache {
         }
         let cached = class(size).and_then(|c| {
             // This CPU's shard first, then the others in use.
-            let (here, n) = (crate::cpu::part(SHARDS), crate::cpu::parts(SHARDS));
+            let (here, n) = (self.shards.here(), self.shards.in_use());
             (here..here + n).find_map(|i| {
-                let mut pool = self.lock(i);
+                let mut pool = self.lock(i % n);
                 let b = pool.lists[c].pop()?;
                 self.bytes.fetch_sub(size as u64, Ordering::Relaxed);
                 Some(b)
@@ -174,7 +167,7 @@ impl BlockCache {
         self.uncount(Counter::MemoryUsed, size);
         let rejected = match class(block.size()) {
             Some(c) => {
-                let mut pool = self.lock(crate::cpu::part(SHARDS));
+                let mut pool = self.lock(self.shards.here());
                 // Room under the bound is claimed first, so that shards never exceed it
                 // together.
                 let room = self.bytes.fetch_add(size, Ordering::Relaxed) + size <= self.limit();
@@ -199,7 +192,7 @@ impl BlockCache {
     pub fn set_limit(&self, bytes: u64) {
         self.limit.store(bytes, Ordering::Relaxed);
         let mut freed = Vec::new();
-        for i in 0..crate::cpu::parts(SHARDS) {
+        for i in 0..self.shards.in_use() {
             let mut pool = self.lock(i);
             for c in (0..CLASSES).rev() {
                 while self.bytes.load(Ordering::Relaxed) > bytes {
@@ -232,7 +225,7 @@ impl BlockCache {
         self.limit.store(limit, Ordering::Relaxed);
         // The lists' own memory too: the library stays mapped after unloading, and its
         // statics with it, so whatever they hold would be held until the process ends.
-        for i in 0..crate::cpu::parts(SHARDS) {
+        for i in 0..self.shards.in_use() {
             let lists = std::mem::replace(&mut self.lock(i).lists, [const { Vec::new() }; CLASSES]);
             drop(lists);
         }
@@ -241,7 +234,7 @@ impl BlockCache {
     /// Checks the invariants; panics on a violation.
     pub fn debug_check_consistency(&self) {
         let mut total = 0;
-        for i in 0..crate::cpu::parts(SHARDS) {
+        for i in 0..self.shards.in_use() {
             for (c, list) in self.lock(i).lists.iter().enumerate() {
                 for b in list {
                     assert_eq!(b.size(), MIN_BLOCK << c, "block in its size's list");
