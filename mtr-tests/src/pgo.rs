@@ -106,17 +106,11 @@ fn flag(name: &str, path: &Path) -> String {
 
 /// `cargo rustc --release -p rheap --lib` in `target_dir`, with `flag` for the rheap crate only.
 fn cargo_rustc(target_dir: &Path, flag: &str) -> Result<PathBuf> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .args(["rustc", "--release", "-p", "rheap", "--lib", "--target-dir"])
-        .arg(target_dir)
-        .args(["--", flag])
-        .current_dir(paths::workspace())
-        .status()
-        .context("running cargo rustc for the plugin")?;
-    if !status.success() {
-        bail!("cargo rustc --release -p rheap -- {flag} failed ({status})");
-    }
+    plugin::cargo(|c| {
+        c.args(["rustc", "--release", "-p", "rheap", "--lib", "--target-dir"])
+            .arg(target_dir)
+            .args(["--", flag])
+    })?;
     Ok(target_dir.join("release/librheap.so"))
 }
 

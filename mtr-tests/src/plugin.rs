@@ -8,6 +8,7 @@
 use crate::{paths, pgo};
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::OnceLock;
 
 /// The staged plugin directory. `RHEAP_PLUGIN_DIR` names a ready one and skips the build.
@@ -39,16 +40,20 @@ pub fn build() -> Result<PathBuf> {
 
 /// `cargo build --release -p rheap`; returns the built library.
 pub fn plain_build() -> Result<PathBuf> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = std::process::Command::new(cargo)
-        .args(["build", "--release", "-p", "rheap"])
-        .current_dir(paths::workspace())
-        .status()
-        .context("running cargo build for the plugin")?;
-    if !status.success() {
-        bail!("cargo build --release -p rheap failed ({status})");
-    }
+    cargo(|c| c.args(["build", "--release", "-p", "rheap"]))?;
     Ok(paths::target().join("release/librheap.so"))
+}
+
+/// Runs the cargo that runs us (`CARGO`, else the one on PATH) in the workspace, with the
+/// arguments `args` gives it; fails, naming the command, unless it exits 0.
+pub fn cargo(args: impl FnOnce(&mut Command) -> &mut Command) -> Result<()> {
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    args(&mut c).current_dir(paths::workspace());
+    let status = c.status().with_context(|| format!("running {c:?}"))?;
+    if !status.success() {
+        bail!("{c:?} failed ({status})");
+    }
+    Ok(())
 }
 
 /// The staged plugin directory of the test-only variant built with the engine's `failpoints`
@@ -65,18 +70,12 @@ pub fn failpoints_dir() -> Result<PathBuf> {
             return Ok(PathBuf::from(d));
         }
         let target = paths::target().join("failpoints");
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let build = || -> Result<PathBuf> {
-            let status = std::process::Command::new(cargo)
-                .args(["build", "-p", "rheap", "--features", "failpoints"])
-                .arg("--target-dir")
-                .arg(&target)
-                .current_dir(paths::workspace())
-                .status()
-                .context("running cargo build for the failpoints plugin")?;
-            if !status.success() {
-                bail!("cargo build -p rheap --features failpoints failed ({status})");
-            }
+            cargo(|c| {
+                c.args(["build", "-p", "rheap", "--features", "failpoints"])
+                    .arg("--target-dir")
+                    .arg(&target)
+            })?;
             stage(
                 &target.join("debug/librheap.so"),
                 &paths::target().join("plugin-failpoints"),
