@@ -210,6 +210,15 @@ impl RecordStore {
         None
     }
 
+    /// Drops every row and keeps the blocks: the next rows fill them from the first slot, in
+    /// the order a new store's rows take (a renewed table's, [`crate::table::Table::renew`]).
+    pub fn clear_keeping_blocks(&mut self) {
+        self.used = 0;
+        self.free_head = NO_SLOT;
+        self.deleted = 0;
+        self.records = 0;
+    }
+
     /// Drops every row and gives the blocks back.
     pub fn clear(&mut self) {
         self.chunks.drain(..).for_each(|c| cache::give(c.block));

@@ -188,6 +188,17 @@ impl RowStore {
     /// Drops every row and gives the memory back.
     pub fn clear(&mut self) {
         self.slots.clear();
+        self.clear_pieces();
+    }
+
+    /// Drops every row and keeps the slots' blocks for the next rows (a packed row's pieces
+    /// still go back).
+    pub fn clear_keeping_blocks(&mut self) {
+        self.slots.clear_keeping_blocks();
+        self.clear_pieces();
+    }
+
+    fn clear_pieces(&mut self) {
         if let Some(arena) = self.pieces.as_mut().filter(|a| a.bytes() != 0) {
             *arena = arena.fresh();
         }

@@ -637,14 +637,21 @@ impl Table {
     }
 
     /// Makes the table what [`Table::new`] made of its definition, created at `create_time`:
-    /// empty, its settings (DISABLE KEYS, unique override, AUTO_INCREMENT) and versions as new,
-    /// its blocks back in the cache. Kept: the definition, what was derived from it, and the
-    /// buffers a change reuses. For a table used again in place of a new one of the same
-    /// definition (`ffi::recycle`).
-    pub fn renew(&mut self, create_time: i64) {
-        self.store.clear();
+    /// empty, its settings (DISABLE KEYS, unique override, AUTO_INCREMENT) and versions as new.
+    /// Kept: the definition, what was derived from it, the buffers a change reuses, and with
+    /// `keep_blocks` the blocks of its rows and indexes (which then hold nothing: the next
+    /// rows fill them as a new table's would), else they go back to the cache. For a table used
+    /// again in place of a new one of the same definition (`ffi::recycle`).
+    pub fn renew(&mut self, create_time: i64, keep_blocks: bool) {
+        if keep_blocks {
+            self.store.clear_keeping_blocks();
+            self.indexes.iter_mut().for_each(Index::clear);
+            self.index_ledgers.iter_mut().for_each(IndexLedger::clear);
+        } else {
+            self.store.clear();
+            self.clear_indexes();
+        }
         self.ledger.clear();
-        self.clear_indexes();
         self.keys_disabled = false;
         self.unique_override = None;
         self.auto_increment = self.def.auto_increment.saturating_sub(1);
@@ -1213,17 +1220,16 @@ mod tests {
             }
         }
 
-        /// What a table shows besides its rows.
+        /// What a table shows besides its rows (and its memory).
         fn state(t: &Table) -> String {
             format!(
-                "{:?} versions {} {} {} next auto {} keys off {} memory {}",
+                "{:?} versions {} {} {} next auto {} keys off {}",
                 t.stats(),
                 t.key_version(),
                 t.file_version(),
                 t.key_stat_version(),
                 t.next_auto_increment(),
                 t.indexes_disabled(),
-                t.memory_bytes(),
             )
         }
 
@@ -1238,6 +1244,7 @@ mod tests {
                 disable in any::<bool>(),
                 unique in any::<Option<bool>>(),
                 auto in 0u64..5,
+                keep_blocks in any::<bool>(),
             ) {
                 let mut used = table();
                 for op in &before {
@@ -1251,8 +1258,14 @@ mod tests {
                 }
                 used.reset_auto_increment(auto);
                 used.bump_key_stat_version();
-                used.renew(0);
+                let held = used.memory_bytes();
+                used.renew(0, keep_blocks);
+                if keep_blocks {
+                    prop_assert_eq!(used.memory_bytes(), held);
+                }
                 let mut new = table();
+                // Kept blocks are the one difference a renewed table may show.
+                let state = |t: &Table| (state(t), (!keep_blocks).then(|| t.memory_bytes()));
                 prop_assert_eq!(state(&used), state(&new));
                 for op in &after {
                     prop_assert_eq!(apply(&mut used, op), apply(&mut new, op), "{:?}", op);

@@ -91,9 +91,10 @@ fuzz_target!(|data: &[u8]| {
                 if x % 16 == 0 {
                     t.clear();
                     model.clear();
-                } else if x % 16 == 1 {
-                    // Emptied and made new, as a kept internal table is before it serves again.
-                    t.renew(0);
+                } else if x % 16 == 1 || x % 16 == 2 {
+                    // Emptied and made new, as a kept internal table is before it serves again
+                    // (keeping its blocks, or giving them back).
+                    t.renew(0, x % 16 == 2);
                     model.clear();
                 }
             }

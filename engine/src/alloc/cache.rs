@@ -10,6 +10,10 @@
 //! bytes are still in that CPU's caches, as a thread's own malloc arena gives HEAP's blocks back
 //! to it. A shard with nothing of a size lends from the others before the system is asked. Each
 //! shard is a short mutex hold (a pop or a push), and CPUs do not share one.
+//!
+//! An emptied internal table kept for the next statement (`ffi::recycle`) may keep its few
+//! blocks rather than give them here and take them back: it claims their bytes under the
+//! bound ([`BlockCache::claim`]), and they count as cached until the table serves again.
 
 use super::policy::{MAX_BLOCK, MIN_BLOCK};
 use super::system::{self, RawBlock};
@@ -31,8 +35,10 @@ struct Pool {
 /// A cache of free blocks. The server's is [`CACHE`]; tests make their own.
 pub struct BlockCache {
     shards: PerCpu<Mutex<Pool>>,
-    /// Bytes in every shard's blocks (what the bound holds to).
+    /// Bytes in every shard's blocks and in claimed ones (what the bound holds to).
     bytes: AtomicU64,
+    /// Bytes of blocks claimed for kept tables ([`BlockCache::claim`]).
+    claimed: AtomicU64,
     limit: AtomicU64,
     /// Whether this is the server's cache, whose counters are the status variables.
     counted: bool,
@@ -102,6 +108,7 @@ impl BlockCache {
                 }; MAX_PARTS],
             ),
             bytes: AtomicU64::new(0),
+            claimed: AtomicU64::new(0),
             limit: AtomicU64::new(limit),
             counted,
         }
@@ -187,6 +194,32 @@ impl BlockCache {
         }
     }
 
+    /// Claims room under the bound for `bytes` of blocks that stay with an emptied table kept
+    /// for reuse (`ffi::recycle`): they count as cached (`Rheap_block_cache_bytes`) rather
+    /// than as held by a table, until [`unclaim`](Self::unclaim). False, and nothing claimed,
+    /// when the bound has no room.
+    pub fn claim(&self, bytes: u64) -> bool {
+        if self.bytes.fetch_add(bytes, Ordering::Relaxed) + bytes > self.limit() {
+            self.bytes.fetch_sub(bytes, Ordering::Relaxed);
+            return false;
+        }
+        self.claimed.fetch_add(bytes, Ordering::Relaxed);
+        self.uncount(Counter::MemoryUsed, bytes);
+        self.count(Counter::BlockCacheBytes, bytes);
+        true
+    }
+
+    /// Gives back what [`claim`](Self::claim) took: the blocks are a table's again.
+    pub fn unclaim(&self, bytes: u64) {
+        self.claimed.fetch_sub(bytes, Ordering::Relaxed);
+        self.bytes.fetch_sub(bytes, Ordering::Relaxed);
+        self.uncount(Counter::BlockCacheBytes, bytes);
+        if self.counted {
+            status::add(Counter::MemoryUsed, bytes);
+            status::raise_peak(status::get(Counter::MemoryUsed));
+        }
+    }
+
     /// Sets the bound, and returns cached blocks above it to the system (shard by shard, each
     /// one's largest first).
     pub fn set_limit(&self, bytes: u64) {
@@ -212,7 +245,7 @@ impl BlockCache {
         self.limit.load(Ordering::Relaxed)
     }
 
-    /// Bytes in cached blocks.
+    /// Bytes in cached blocks, claimed ones included.
     pub fn cached_bytes(&self) -> u64 {
         self.bytes.load(Ordering::Relaxed)
     }
@@ -242,8 +275,9 @@ impl BlockCache {
                 }
             }
         }
-        assert_eq!(total, self.cached_bytes(), "the shards' bytes add up");
-        assert!(total <= self.limit(), "cache within its bound");
+        let claimed = self.claimed.load(Ordering::Relaxed);
+        assert_eq!(total + claimed, self.cached_bytes(), "the shards' and claimed bytes add up");
+        assert!(total + claimed <= self.limit(), "cache within its bound");
     }
 }
 
@@ -284,6 +318,25 @@ mod tests {
         cache.set_limit(0);
         assert_eq!(cache.cached_bytes(), 0);
         cache.debug_check_consistency();
+    }
+
+    #[test]
+    fn claimed_bytes_count_under_the_bound() {
+        let cache = BlockCache::new(3 * 4096, false);
+        assert!(cache.claim(2 * 4096));
+        assert!(!cache.claim(2 * 4096), "past the bound");
+        let blocks: Vec<_> = (0..2).map(|_| cache.take(4096).unwrap()).collect();
+        blocks.into_iter().for_each(|b| cache.give(b));
+        // One fits beside the claimed two.
+        assert_eq!(cache.cached_bytes(), 3 * 4096);
+        cache.debug_check_consistency();
+        cache.unclaim(2 * 4096);
+        assert_eq!(cache.cached_bytes(), 4096);
+        assert!(cache.claim(2 * 4096));
+        cache.debug_check_consistency();
+        cache.unclaim(2 * 4096);
+        cache.release_all();
+        assert_eq!(cache.cached_bytes(), 0);
     }
 
     #[test]

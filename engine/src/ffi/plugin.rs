@@ -28,10 +28,12 @@ pub extern "C" fn rheap_status_value(i: u32) -> u64 {
     })
 }
 
-/// `rheap_block_cache_size` was set (and at init).
+/// `rheap_block_cache_size` was set (and at init). Kept tables go first, so that the blocks
+/// they kept are the cache's to free too.
 #[no_mangle]
 pub extern "C" fn rheap_set_block_cache_size(bytes: u64) {
     guard_value("rheap_set_block_cache_size", (), || {
+        super::recycle::release_all();
         cache::CACHE.set_limit(bytes);
         Ok(())
     })

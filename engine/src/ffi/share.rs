@@ -3,6 +3,7 @@
 //! locking), or an internal temporary table that its one handler owns.
 
 use super::definition::DefKey;
+use crate::alloc::cache;
 use crate::error::{Error, Result};
 use crate::registry::Registry;
 use crate::status::{self, Counter};
@@ -93,6 +94,8 @@ pub struct Internal {
     key: Option<DefKey>,
     /// Closed and kept for reuse: not live, nothing accounted.
     retired: bool,
+    /// Bytes of the blocks it keeps while retired, claimed from the block cache's bound.
+    kept: u64,
 }
 
 impl Internal {
@@ -104,6 +107,7 @@ impl Internal {
             poisoned: false,
             key,
             retired: false,
+            kept: 0,
         }
     }
 
@@ -113,24 +117,38 @@ impl Internal {
     }
 
     /// At close: empties the table and keeps it as a new one, if it can serve again (built from
-    /// a key, not poisoned, holding no block once empty). Then it is no longer live and its
-    /// memory is no longer the thread's, as when it is dropped.
-    /// Returns the key's tag when it does.
-    pub fn retire(&mut self) -> Option<u64> {
+    /// a key, not poisoned). Its blocks stay with it when they are at most `keep_up_to` bytes
+    /// and the block cache has room to count them ([`BlockCache::claim`]), else they go back
+    /// to the cache. Then it is no longer live and its memory is no longer the thread's, as
+    /// when it is dropped. Returns the key's tag when it is kept.
+    ///
+    /// [`BlockCache::claim`]: crate::alloc::cache::BlockCache::claim
+    pub fn retire(&mut self, keep_up_to: u64) -> Option<u64> {
         let tag = self.key.as_ref().filter(|_| !self.poisoned)?.tag();
-        self.table.renew(0);
-        if self.table.memory_bytes() != 0 {
+        let held = self.table.memory_bytes();
+        let keep = held != 0 && held <= keep_up_to && cache::CACHE.claim(held);
+        self.table.renew(0, keep);
+        if !keep && self.table.memory_bytes() != 0 {
             return None;
         }
         self.release();
         self.retired = true;
+        self.kept = if keep { held } else { 0 };
         Some(tag)
     }
 
-    /// Open again, as a new table.
+    /// Open again, as a new table (with the blocks it kept).
     pub fn revive(&mut self) {
         status::add(Counter::TablesLive, 1);
+        self.unclaim();
         self.retired = false;
+    }
+
+    /// The blocks it kept are a table's again.
+    fn unclaim(&mut self) {
+        if self.kept != 0 {
+            cache::CACHE.unclaim(std::mem::take(&mut self.kept));
+        }
     }
 
     /// What dropping a live table undoes: its count, and its memory in the thread's accounting.
@@ -157,7 +175,10 @@ impl Internal {
 
 impl Drop for Internal {
     fn drop(&mut self) {
-        if !self.retired {
+        if self.retired {
+            // Its blocks then go back to the cache, as any dropped table's.
+            self.unclaim();
+        } else {
             self.release();
         }
     }

@@ -276,8 +276,9 @@ impl HashIndex {
         newest_first(i).map(|p| (p, i))
     }
 
+    /// Drops every entry; the table keeps its room (in the arena) for the next ones.
     pub fn clear(&mut self) {
-        self.groups = HashTable::new_in(self.arena.clone());
+        self.groups.clear();
         self.entries = 0;
     }
 

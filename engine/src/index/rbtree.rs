@@ -396,8 +396,13 @@ impl<K: Ord, A: Allocator + Clone> RbTree<K, A> {
         self.paint(x, false);
     }
 
+    /// Drops every node; the tree keeps its room for the next ones, which it numbers as a new
+    /// tree does.
     pub fn clear(&mut self) {
-        *self = RbTree::new_in(self.nodes.allocator().clone());
+        self.nodes.clear();
+        self.free.clear();
+        self.root = NIL;
+        self.len = 0;
     }
 
     /// Whether the tree holds the key `cmp` orders nodes against.
