@@ -954,6 +954,13 @@ mod tests {
         t.read_into(0, &mut out, &mut blobs).unwrap();
         assert_eq!(out, rec(b"a much longer pear"));
         assert_eq!(t.read(2).unwrap().len(), 1 + 1 + 3, "stored at its length");
+        // Renewed keeping its blocks: the slots' and the index's stay, the rows' pieces go.
+        let held = t.memory_bytes();
+        t.renew(0, true);
+        assert!(t.memory_bytes() > 0 && t.memory_bytes() < held);
+        assert_eq!(t.records(), 0);
+        assert_eq!(t.write(&rec(b"plum")).unwrap(), 0, "the first slot again");
+        t.debug_check_consistency();
         t.clear();
         t.debug_check_consistency();
         assert_eq!(t.memory_bytes(), 0);

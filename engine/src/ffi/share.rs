@@ -125,15 +125,20 @@ impl Internal {
     /// [`BlockCache::claim`]: crate::alloc::cache::BlockCache::claim
     pub fn retire(&mut self, keep_up_to: u64) -> Option<u64> {
         let tag = self.key.as_ref().filter(|_| !self.poisoned)?.tag();
-        let held = self.table.memory_bytes();
-        let keep = held != 0 && held <= keep_up_to && cache::CACHE.claim(held);
+        let keep = self.table.memory_bytes() <= keep_up_to;
         self.table.renew(0, keep);
-        if !keep && self.table.memory_bytes() != 0 {
-            return None;
+        // What it kept (a packed row's pieces went back all the same).
+        let mut kept = self.table.memory_bytes();
+        if kept != 0 && !(keep && cache::CACHE.claim(kept)) {
+            self.table.renew(0, false);
+            kept = self.table.memory_bytes();
+            if kept != 0 {
+                return None;
+            }
         }
         self.release();
         self.retired = true;
-        self.kept = if keep { held } else { 0 };
+        self.kept = kept;
         Some(tag)
     }
 
@@ -146,6 +151,7 @@ impl Internal {
 
     /// The blocks it kept are a table's again.
     fn unclaim(&mut self) {
+        debug_assert_eq!(self.kept, self.table.memory_bytes(), "claimed what it holds");
         if self.kept != 0 {
             cache::CACHE.unclaim(std::mem::take(&mut self.kept));
         }
