@@ -276,7 +276,11 @@ impl BlockCache {
             }
         }
         let claimed = self.claimed.load(Ordering::Relaxed);
-        assert_eq!(total + claimed, self.cached_bytes(), "the shards' and claimed bytes add up");
+        assert_eq!(
+            total + claimed,
+            self.cached_bytes(),
+            "the shards' and claimed bytes add up"
+        );
         assert!(total + claimed <= self.limit(), "cache within its bound");
     }
 }

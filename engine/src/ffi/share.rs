@@ -94,7 +94,8 @@ pub struct Internal {
     key: Option<DefKey>,
     /// Closed and kept for reuse: not live, nothing accounted.
     retired: bool,
-    /// Bytes of the blocks it keeps while retired, claimed from the block cache's bound.
+    /// Bytes of the blocks it kept when it was last retired, while they count as cached
+    /// (claimed from the block cache's bound): until its first change after it is revived.
     kept: u64,
 }
 
@@ -118,41 +119,50 @@ impl Internal {
 
     /// At close: empties the table and keeps it as a new one, if it can serve again (built from
     /// a key, not poisoned). Its blocks stay with it when they are at most `keep_up_to` bytes
-    /// and the block cache has room to count them ([`BlockCache::claim`]), else they go back
-    /// to the cache. Then it is no longer live and its memory is no longer the thread's, as
-    /// when it is dropped. Returns the key's tag when it is kept.
+    /// and the block cache has room to count them as cached ([`BlockCache::claim`]), else they
+    /// go back to the cache. Then it is no longer live and its memory is no longer the
+    /// thread's, as when it is dropped. Returns the key's tag when it is kept.
     ///
     /// [`BlockCache::claim`]: crate::alloc::cache::BlockCache::claim
     pub fn retire(&mut self, keep_up_to: u64) -> Option<u64> {
         let tag = self.key.as_ref().filter(|_| !self.poisoned)?.tag();
-        let keep = self.table.memory_bytes() <= keep_up_to;
-        self.table.renew(0, keep);
-        // What it kept (a packed row's pieces went back all the same).
-        let mut kept = self.table.memory_bytes();
-        if kept != 0 && !(keep && cache::CACHE.claim(kept)) {
-            self.table.renew(0, false);
-            kept = self.table.memory_bytes();
-            if kept != 0 {
-                return None;
+        if self.kept == 0 {
+            let keep = self.table.memory_bytes() <= keep_up_to;
+            self.table.renew(0, keep);
+            // What it kept (a packed row's pieces went back all the same).
+            let kept = self.table.memory_bytes();
+            if kept != 0 && !(keep && cache::CACHE.claim(kept)) {
+                self.table.renew(0, false);
+                if self.table.memory_bytes() != 0 {
+                    return None;
+                }
+            } else {
+                self.kept = kept;
             }
+        } else {
+            // Unchanged since it was revived (a change takes its blocks back): still empty, its
+            // blocks still counted as cached.
+            self.table.renew(0, true);
         }
         self.release();
         self.retired = true;
-        self.kept = kept;
         Some(tag)
     }
 
-    /// Open again, as a new table (with the blocks it kept).
+    /// Open again, as a new table. The blocks it kept stay counted as cached until its first
+    /// change takes them, as a new table takes its first block at its first row.
     pub fn revive(&mut self) {
         status::add(Counter::TablesLive, 1);
-        self.unclaim();
         self.retired = false;
     }
 
     /// The blocks it kept are a table's again.
     fn unclaim(&mut self) {
-        debug_assert_eq!(self.kept, self.table.memory_bytes(), "claimed what it holds");
         if self.kept != 0 {
+            debug_assert!(
+                self.table.memory_bytes() >= self.kept,
+                "holds what it claimed"
+            );
             cache::CACHE.unclaim(std::mem::take(&mut self.kept));
         }
     }
@@ -173,6 +183,7 @@ impl Internal {
     /// max_session_mem_used), and back when the table shrinks or goes.
     #[link_section = ".text.hot.rheap.share.account"]
     fn account(&mut self) {
+        self.unclaim();
         let now = self.table.memory_bytes();
         move_to_thread(now as i64 - self.accounted as i64);
         self.accounted = now;
@@ -181,10 +192,9 @@ impl Internal {
 
 impl Drop for Internal {
     fn drop(&mut self) {
-        if self.retired {
-            // Its blocks then go back to the cache, as any dropped table's.
-            self.unclaim();
-        } else {
+        // Blocks it kept are a table's again, and go back to the cache as any dropped table's.
+        self.unclaim();
+        if !self.retired {
             self.release();
         }
     }
