@@ -631,7 +631,7 @@ impl Table {
     pub fn clear(&mut self) {
         self.store.clear();
         self.ledger.clear();
-        self.clear_indexes();
+        self.clear_indexes(false);
         self.key_version += 1;
         self.file_version += 1;
     }
@@ -645,12 +645,10 @@ impl Table {
     pub fn renew(&mut self, create_time: i64, keep_blocks: bool) {
         if keep_blocks {
             self.store.clear_keeping_blocks();
-            self.indexes.iter_mut().for_each(Index::clear);
-            self.index_ledgers.iter_mut().for_each(IndexLedger::clear);
         } else {
             self.store.clear();
-            self.clear_indexes();
         }
+        self.clear_indexes(keep_blocks);
         self.ledger.clear();
         self.keys_disabled = false;
         self.unique_override = None;
@@ -669,18 +667,23 @@ impl Table {
         }
     }
 
-    /// Empties every index. They start over in a new arena: the old one's blocks go back to
-    /// the cache as soon as its indexes are gone. An arena that holds no block is kept: it never
-    /// took one (it gives none back before it goes, and a large piece's own block is not part
-    /// of its growth), so it is as new; a table without keys never uses its arena.
-    fn clear_indexes(&mut self) {
-        self.indexes.clear();
-        if self.arena.bytes() != 0 {
-            self.arena = new_arena(&self.def, self.max_records);
+    /// Empties every index. With `keep_blocks` each empties in place and keeps its room in the
+    /// arena. Else they start over in a new arena: the old one's blocks go back to the cache as
+    /// soon as its indexes are gone. An arena that holds no block is kept: it never took one
+    /// (it gives none back before it goes, and a large piece's own block is not part of its
+    /// growth), so it is as new; a table without keys never uses its arena.
+    fn clear_indexes(&mut self, keep_blocks: bool) {
+        if keep_blocks {
+            self.indexes.iter_mut().for_each(Index::clear);
+        } else {
+            self.indexes.clear();
+            if self.arena.bytes() != 0 {
+                self.arena = new_arena(&self.def, self.max_records);
+            }
+            let arena = &self.arena;
+            self.indexes
+                .extend(self.def.keys.iter().map(|k| Index::new(k, arena)));
         }
-        let arena = &self.arena;
-        self.indexes
-            .extend(self.def.keys.iter().map(|k| Index::new(k, arena)));
         self.index_ledgers.iter_mut().for_each(IndexLedger::clear);
     }
 
@@ -697,7 +700,7 @@ impl Table {
     /// DISABLE KEYS: empties every index and stops maintaining them.
     pub fn disable_indexes(&mut self) {
         if !self.def.keys.is_empty() {
-            self.clear_indexes();
+            self.clear_indexes(false);
             self.keys_disabled = true;
         }
     }

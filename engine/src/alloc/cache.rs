@@ -160,11 +160,27 @@ impl BlockCache {
                 RawBlock::alloc(size)?
             }
         };
+        self.count_used(size as u64);
+        Some(block)
+    }
+
+    /// `bytes` more in blocks tables hold (`Rheap_memory_used`), and its peak raised.
+    fn count_used(&self, bytes: u64) {
         if self.counted {
-            status::add(Counter::MemoryUsed, size as u64);
+            status::add(Counter::MemoryUsed, bytes);
             status::raise_peak(status::get(Counter::MemoryUsed));
         }
-        Some(block)
+    }
+
+    /// Claims `bytes` under the bound: false, and nothing claimed, when they do not fit. Room
+    /// is claimed before anything is kept, so that shards and kept tables never exceed the
+    /// bound together.
+    fn room_for(&self, bytes: u64) -> bool {
+        if self.bytes.fetch_add(bytes, Ordering::Relaxed) + bytes > self.limit() {
+            self.bytes.fetch_sub(bytes, Ordering::Relaxed);
+            return false;
+        }
+        true
     }
 
     /// Takes back a block a table no longer needs: cached while the cache stays within its
@@ -175,10 +191,9 @@ impl BlockCache {
         let rejected = match class(block.size()) {
             Some(c) => {
                 let mut pool = self.lock(self.shards.here());
-                // Room under the bound is claimed first, so that shards never exceed it
-                // together.
-                let room = self.bytes.fetch_add(size, Ordering::Relaxed) + size <= self.limit();
-                if room && pool.lists[c].try_reserve(1).is_ok() {
+                if !self.room_for(size) {
+                    Some(block)
+                } else if pool.lists[c].try_reserve(1).is_ok() {
                     pool.lists[c].push(block);
                     None
                 } else {
@@ -199,8 +214,7 @@ impl BlockCache {
     /// than as held by a table, until [`unclaim`](Self::unclaim). False, and nothing claimed,
     /// when the bound has no room.
     pub fn claim(&self, bytes: u64) -> bool {
-        if self.bytes.fetch_add(bytes, Ordering::Relaxed) + bytes > self.limit() {
-            self.bytes.fetch_sub(bytes, Ordering::Relaxed);
+        if !self.room_for(bytes) {
             return false;
         }
         self.claimed.fetch_add(bytes, Ordering::Relaxed);
@@ -214,10 +228,7 @@ impl BlockCache {
         self.claimed.fetch_sub(bytes, Ordering::Relaxed);
         self.bytes.fetch_sub(bytes, Ordering::Relaxed);
         self.uncount(Counter::BlockCacheBytes, bytes);
-        if self.counted {
-            status::add(Counter::MemoryUsed, bytes);
-            status::raise_peak(status::get(Counter::MemoryUsed));
-        }
+        self.count_used(bytes);
     }
 
     /// Sets the bound, and returns cached blocks above it to the system (shard by shard, each
