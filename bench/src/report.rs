@@ -297,7 +297,7 @@ impl Report {
                 out,
                 "\nAcceptance at {ACCEPTANCE_CLIENTS} clients: rheap 16G ≥ stock 16M, and rheap 16G ≥ 0.97 × rheap 16M. \
                  Each ratio is the median of the rounds' own ratios (the two cells of a round run \
-                 seconds apart); in brackets, the ratio of the medians, as in the table above.\n"
+                 at most a few cells apart); in brackets, the ratio of the medians, as in the table above.\n"
             );
             for line in acceptance {
                 let _ = writeln!(out, "- {line}");

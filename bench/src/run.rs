@@ -1,12 +1,19 @@
 //! The timed part: every cell (workload × clients × configuration) once per round, rounds
 //! interleaved so that the machine's noise falls on every configuration alike, the first round
 //! a warm-up that is not counted. Only one configuration is measured at any moment.
+//!
+//! Within a round the configurations of a cell come in a fresh (seeded) random order: a fixed
+//! or rotated order would have each configuration follow mostly the same other one, whose
+//! after-effects (caches it left cold, the kernel's work on what it unmapped) would then fall
+//! on that one configuration every time.
 
 use crate::progress::Progress;
+use crate::schema::Rng;
 use crate::system::Configuration;
 use crate::workload::Workload;
 use anyhow::{anyhow, Result};
 use mysql::prelude::Queryable;
+use mysql::Conn;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
@@ -34,6 +41,35 @@ impl Plan {
     }
 }
 
+/// The order of a cell's configurations in each round: a seeded shuffle, the same from run to
+/// run.
+pub struct Order(Rng);
+
+impl Order {
+    /// The generator's seed.
+    const SEED: u64 = 0x0bde_12ca_5e5e;
+
+    pub fn new() -> Order {
+        Order(Rng::new(Self::SEED))
+    }
+
+    /// `0..n` in the next random order (Fisher–Yates).
+    pub fn shuffled(&mut self, n: usize) -> Vec<usize> {
+        let mut v: Vec<usize> = (0..n).collect();
+        for i in (1..n).rev() {
+            let j = self.0.range(0, i as u64) as usize;
+            v.swap(i, j);
+        }
+        v
+    }
+}
+
+impl Default for Order {
+    fn default() -> Self {
+        Order::new()
+    }
+}
+
 /// One cell's counted rounds.
 #[derive(Debug, Clone, Default)]
 pub struct Samples {
@@ -58,17 +94,23 @@ pub fn run(
             plan.workloads.len()
         ],
     };
+    // Each configuration's connections stay open for the whole run, so that no cell pays for
+    // (or overlaps with) connecting and disconnecting clients.
+    let most = plan.clients.iter().copied().max().unwrap_or(0);
+    let mut conns = configs
+        .iter()
+        .map(|c| (0..most).map(|_| c.conn()).collect::<Result<Vec<_>>>())
+        .collect::<Result<Vec<_>>>()?;
     let warm = usize::from(!plan.warmup.is_zero());
+    let mut order = Order::new();
     let mut progress = Progress::new((plan.rounds + warm) * plan.cells_per_round(configs.len()));
     for round in 0..plan.rounds + warm {
         let counted = round >= warm;
         let cell = if counted { plan.cell } else { plan.warmup };
         for (w, workload) in plan.workloads.iter().enumerate() {
             for (k, &clients) in plan.clients.iter().enumerate() {
-                // Rotate the order of configurations from round to round.
-                for i in 0..configs.len() {
-                    let c = (i + round) % configs.len();
-                    let rate = measure(&configs[c], &iterations[w], clients, cell)?;
+                for c in order.shuffled(configs.len()) {
+                    let rate = measure(&mut conns[c][..clients], &iterations[w], cell)?;
                     if counted {
                         m.cells[w][k][c].stmt_per_s.push(rate);
                     }
@@ -86,51 +128,46 @@ pub fn run(
     Ok(m)
 }
 
-/// `clients` threads, each on its own connection, run the iteration's statements in a loop
-/// (each starting at its own offset) until `length` has passed; returns statements per second
-/// over the cell's wall time.
-pub fn measure(
-    config: &Configuration,
-    iteration: &Arc<Vec<String>>,
-    clients: usize,
-    length: Duration,
-) -> Result<f64> {
-    let mut conns = (0..clients)
-        .map(|_| config.conn())
-        .collect::<Result<Vec<_>>>()?;
+/// A thread per connection (a client each) runs the iteration's statements in a loop (each
+/// starting at its own offset) until `length` has passed; returns statements per second: the
+/// sum over clients of the statements each completed ÷ the time from the common start to the
+/// end of its last one. (Dividing all statements by the time until the slowest client's last
+/// statement ends would count, in short cells, the idle tail of the clients that finished
+/// first.)
+pub fn measure(conns: &mut [Conn], iteration: &Arc<Vec<String>>, length: Duration) -> Result<f64> {
+    let clients = conns.len();
     let barrier = Arc::new(Barrier::new(clients + 1));
-    let (elapsed, total) = std::thread::scope(|scope| -> Result<(Duration, u64)> {
+    std::thread::scope(|scope| -> Result<f64> {
         let handles: Vec<_> = conns
             .iter_mut()
             .enumerate()
             .map(|(i, conn)| {
                 let barrier = barrier.clone();
                 let stmts = iteration.clone();
-                scope.spawn(move || -> Result<u64> {
+                scope.spawn(move || -> Result<f64> {
                     let mut next = i * stmts.len() / clients;
                     barrier.wait();
-                    let deadline = Instant::now() + length;
+                    let start = Instant::now();
+                    let deadline = start + length;
                     let mut done = 0u64;
                     while Instant::now() < deadline {
                         conn.query_drop(&stmts[next])?;
                         next = (next + 1) % stmts.len();
                         done += 1;
                     }
-                    Ok(done)
+                    Ok(done as f64 / start.elapsed().as_secs_f64())
                 })
             })
             .collect();
         barrier.wait();
-        let t0 = Instant::now();
-        let mut total = 0;
+        let mut rate = 0.0;
         for h in handles {
-            total += h
+            rate += h
                 .join()
                 .map_err(|_| anyhow!("a client thread panicked"))??;
         }
-        Ok((t0.elapsed(), total))
-    })?;
-    Ok(total as f64 / elapsed.as_secs_f64())
+        Ok(rate)
+    })
 }
 
 /// The median and the spread ((max − min) / median) of a cell's rounds.
@@ -156,6 +193,38 @@ pub fn median_spread(xs: &[f64]) -> (f64, f64) {
 
 #[cfg(test)]
 mod tests {
+    use super::Order;
+
+    #[test]
+    fn every_configuration_comes_after_every_other() {
+        let n = 4;
+        let mut order = Order::new();
+        let mut follows = vec![vec![0u32; n]; n];
+        let mut first = vec![0u32; n];
+        for _ in 0..400 {
+            let o = order.shuffled(n);
+            let mut seen = o.clone();
+            seen.sort();
+            assert_eq!(seen, (0..n).collect::<Vec<_>>(), "a round runs each once");
+            first[o[0]] += 1;
+            for w in o.windows(2) {
+                follows[w[1]][w[0]] += 1;
+            }
+        }
+        for (c, before) in follows.iter().enumerate() {
+            for (b, &times) in before.iter().enumerate() {
+                if b != c {
+                    assert!(
+                        times > 50,
+                        "{c} came after {b} only {times} times in 400 rounds"
+                    );
+                }
+            }
+            assert!(first[c] > 50, "{c} came first only {} times", first[c]);
+        }
+        assert_eq!(Order::new().shuffled(n), Order::new().shuffled(n), "seeded");
+    }
+
     #[test]
     fn median_and_spread() {
         assert_eq!(super::median_spread(&[3.0, 1.0, 2.0]), (2.0, 1.0));

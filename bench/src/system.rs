@@ -18,6 +18,10 @@ pub trait SystemUnderTest: Send + Sync {
     fn options(&self) -> Result<Options>;
     /// Fails unless the running server really is this system.
     fn verify(&self, conn: &mut Conn) -> Result<()>;
+    /// Whether rheap serves the server's internal in-memory temp tables.
+    fn takes_over(&self) -> bool {
+        false
+    }
 }
 
 /// Stock MariaDB, no plugin: internal in-memory temp tables are HEAP's.
@@ -52,20 +56,79 @@ impl SystemUnderTest for Rheap {
         "mariadbd with ha_rheap.so loaded, rheap_takeover=INTERNAL"
     }
     fn options(&self) -> Result<Options> {
-        let mut o = Options::with_plugin_loaded()?;
-        o.args.push("--rheap-takeover=INTERNAL".into());
+        with_plugin("INTERNAL")
+    }
+    fn verify(&self, conn: &mut Conn) -> Result<()> {
+        verify_plugin(conn, "INTERNAL")
+    }
+    fn takes_over(&self) -> bool {
+        true
+    }
+}
+
+/// The plugin loaded, `rheap_takeover=OFF`: internal temp tables stay HEAP's. Against
+/// `stock`, what loading the plugin costs; against `rheap`, what taking over gains.
+pub struct RheapOff;
+
+impl SystemUnderTest for RheapOff {
+    fn name(&self) -> &'static str {
+        "rheap-off"
+    }
+    fn about(&self) -> &'static str {
+        "mariadbd with ha_rheap.so loaded, rheap_takeover=OFF: temp tables on HEAP"
+    }
+    fn options(&self) -> Result<Options> {
+        with_plugin("OFF")
+    }
+    fn verify(&self, conn: &mut Conn) -> Result<()> {
+        verify_plugin(conn, "OFF")
+    }
+}
+
+/// Another build of rheap (`rheap_takeover=INTERNAL`), loaded from the plugin directory named
+/// by `RHEAP_B_PLUGIN_DIR`: two builds compared in one run, e.g. before and after a change
+/// (copy `target/plugin` aside with `cp -a`, change, rebuild).
+pub struct RheapB;
+
+impl SystemUnderTest for RheapB {
+    fn name(&self) -> &'static str {
+        "rheap-b"
+    }
+    fn about(&self) -> &'static str {
+        "mariadbd with the ha_rheap.so of RHEAP_B_PLUGIN_DIR, rheap_takeover=INTERNAL"
+    }
+    fn options(&self) -> Result<Options> {
+        let dir = std::env::var_os("RHEAP_B_PLUGIN_DIR")
+            .context("set RHEAP_B_PLUGIN_DIR to the plugin directory of the build to compare")?;
+        let mut o = with_plugin("INTERNAL")?;
+        o.plugin_dir = Some(dir.into());
         Ok(o)
     }
     fn verify(&self, conn: &mut Conn) -> Result<()> {
-        if !sql::rheap_available(conn)? {
-            bail!("RHEAP is not available");
-        }
-        let mode: Option<String> = conn.query_first("SELECT @@global.rheap_takeover")?;
-        if mode.as_deref() != Some("INTERNAL") {
-            bail!("rheap_takeover is {mode:?}, not INTERNAL");
-        }
-        Ok(())
+        verify_plugin(conn, "INTERNAL")
     }
+    fn takes_over(&self) -> bool {
+        true
+    }
+}
+
+/// A server with ha_rheap.so loaded and `rheap_takeover=takeover`.
+fn with_plugin(takeover: &str) -> Result<Options> {
+    let mut o = Options::with_plugin_loaded()?;
+    o.args.push(format!("--rheap-takeover={takeover}"));
+    Ok(o)
+}
+
+/// Fails unless RHEAP is loaded with `rheap_takeover=takeover`.
+fn verify_plugin(conn: &mut Conn, takeover: &str) -> Result<()> {
+    if !sql::rheap_available(conn)? {
+        bail!("RHEAP is not available");
+    }
+    let mode: Option<String> = conn.query_first("SELECT @@global.rheap_takeover")?;
+    if mode.as_deref() != Some(takeover) {
+        bail!("rheap_takeover is {mode:?}, not {takeover}");
+    }
+    Ok(())
 }
 
 /// Stock MariaDB with `tmp_memory_table_size=0`: every internal temp table is Aria's.
@@ -94,7 +157,13 @@ impl SystemUnderTest for StockAria {
 
 /// Every adapter; the first is the baseline the ratios divide by.
 pub fn all() -> Vec<Box<dyn SystemUnderTest>> {
-    vec![Box::new(StockHeap), Box::new(Rheap), Box::new(StockAria)]
+    vec![
+        Box::new(StockHeap),
+        Box::new(Rheap),
+        Box::new(RheapOff),
+        Box::new(RheapB),
+        Box::new(StockAria),
+    ]
 }
 
 pub fn by_name(name: &str) -> Option<Box<dyn SystemUnderTest>> {
