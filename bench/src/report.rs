@@ -85,6 +85,10 @@ pub struct Ratio {
     /// within seconds of each other, so the machine's drift from round to round, which moves
     /// both alike, cancels out of each round's ratio; the acceptance bounds use this one.
     pub paired: f64,
+    /// A 95% confidence interval of `paired`, free of any assumption on the rounds' spread:
+    /// the order statistics of the rounds' ratios that bracket their median with at least 95%
+    /// probability (all of them, with fewer than 6 rounds).
+    pub paired_95: [f64; 2],
 }
 
 /// The workloads whose 16-client, 16G numbers the acceptance bounds hold to.
@@ -125,6 +129,7 @@ pub fn ratios(configs: &[ConfigResult], cells: &[Cell]) -> Vec<Ratio> {
                     name,
                     value: n.stmt_per_s / d.stmt_per_s,
                     paired: paired_ratio(&n.rounds, &d.rounds),
+                    paired_95: paired_interval(&n.rounds, &d.rounds),
                 });
             }
         }
@@ -156,13 +161,36 @@ pub fn ratios(configs: &[ConfigResult], cells: &[Cell]) -> Vec<Ratio> {
 /// The median of the rounds' own ratios `num[i] / den[i]` (rounds where either is missing or
 /// `den` is 0 left out; 0 when none is left).
 pub fn paired_ratio(num: &[f64], den: &[f64]) -> f64 {
-    let per_round: Vec<f64> = num
-        .iter()
+    crate::run::median_spread(&per_round(num, den)).0
+}
+
+/// The rounds' own ratios (see [`paired_ratio`]).
+fn per_round(num: &[f64], den: &[f64]) -> Vec<f64> {
+    num.iter()
         .zip(den)
         .filter(|&(_, &d)| d > 0.0)
         .map(|(n, d)| n / d)
-        .collect();
-    crate::run::median_spread(&per_round).0
+        .collect()
+}
+
+/// A 95% confidence interval of [`paired_ratio`]: with `n` ratios sorted, the `j`-th from each
+/// end (counting from 1), where `j` = ⌊n/2 − 0.98·√n⌋ is the largest count that a
+/// binomial(n, ½) falls below with at most 2.5% probability (its normal approximation); the
+/// whole range for fewer than 6 ratios.
+pub fn paired_interval(num: &[f64], den: &[f64]) -> [f64; 2] {
+    let mut v = per_round(num, den);
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        return [0.0; 2];
+    }
+    let k = if n < 6 {
+        0
+    } else {
+        let j = (n as f64 / 2.0 - 0.98 * (n as f64).sqrt()).floor().max(1.0) as usize;
+        j - 1
+    };
+    [v[k], v[n - 1 - k]]
 }
 
 /// 37272.4 → "37,272".
@@ -297,7 +325,8 @@ impl Report {
                 out,
                 "\nAcceptance at {ACCEPTANCE_CLIENTS} clients: rheap 16G ≥ stock 16M, and rheap 16G ≥ 0.97 × rheap 16M. \
                  Each ratio is the median of the rounds' own ratios (the two cells of a round run \
-                 at most a few cells apart); in brackets, the ratio of the medians, as in the table above.\n"
+                 at most a few cells apart), with its 95% confidence interval in parentheses; in \
+                 brackets, the ratio of the medians, as in the table above.\n"
             );
             for line in acceptance {
                 let _ = writeln!(out, "- {line}");
@@ -328,12 +357,17 @@ impl Report {
             {
                 let mark = |ok: bool| if ok { "holds" } else { "FAILS" };
                 out.push(format!(
-                    "{}: rheap 16G / stock 16M = {:.3} [{:.3}] ({}), rheap 16G / rheap 16M = {:.3} [{:.3}] ({})",
+                    "{}: rheap 16G / stock 16M = {:.3} ({:.3}–{:.3}) [{:.3}] ({}), \
+                     rheap 16G / rheap 16M = {:.3} ({:.3}–{:.3}) [{:.3}] ({})",
                     w.name,
                     vs_stock.paired,
+                    vs_stock.paired_95[0],
+                    vs_stock.paired_95[1],
                     vs_stock.value,
                     mark(vs_stock.paired >= 1.0),
                     vs_small.paired,
+                    vs_small.paired_95[0],
+                    vs_small.paired_95[1],
                     vs_small.value,
                     mark(vs_small.paired >= 0.97)
                 ));
@@ -355,6 +389,27 @@ mod tests {
         assert!((paired_ratio(&num, &den) - 1.1).abs() < 1e-12);
         assert_eq!(paired_ratio(&[2.0, 9.0], &[1.0, 0.0]), 2.0);
         assert_eq!(paired_ratio(&[], &[]), 0.0);
+    }
+
+    #[test]
+    fn the_interval_brackets_the_median_by_order_statistics() {
+        // 100 rounds with ratios 0.01, 0.02, ..., 1.00: j = ⌊50 − 9.8⌋ = 40, so the 40th
+        // smallest and the 40th largest (the 61st smallest), as the usual tables give.
+        let num: Vec<f64> = (1..=100).map(f64::from).collect();
+        let den = vec![100.0; 100];
+        let [lo, hi] = paired_interval(&num, &den);
+        assert!(
+            (lo - 0.40).abs() < 1e-12 && (hi - 0.61).abs() < 1e-12,
+            "{lo} {hi}"
+        );
+        let m = paired_ratio(&num, &den);
+        assert!(lo <= m && m <= hi);
+        // Few rounds: the whole range.
+        assert_eq!(
+            paired_interval(&[1.0, 3.0, 2.0], &[1.0, 1.0, 1.0]),
+            [1.0, 3.0]
+        );
+        assert_eq!(paired_interval(&[], &[]), [0.0, 0.0]);
     }
 
     #[test]
