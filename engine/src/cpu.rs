@@ -33,7 +33,13 @@ pub fn parts(max: usize) -> usize {
 
 /// The part (of at most `max`) that the running CPU uses.
 pub fn part(max: usize) -> usize {
-    current() % parts(max)
+    let (cpu, n) = (current(), parts(max));
+    // Usually the CPU's own number: no division.
+    if cpu < n {
+        cpu
+    } else {
+        cpu % n
+    }
 }
 
 /// Parts a [`PerCpu`] has (CPUs beyond share them).

@@ -80,6 +80,19 @@ pub fn sub(c: Counter, n: u64) {
     PARTS.mine()[c as usize].fetch_sub(n, Ordering::Relaxed);
 }
 
+/// Several changes at once (negative ones take away, as [`sub`]), with one look at which CPU
+/// runs: what a temporary table's open, first change and close move together. A change of 0
+/// is skipped.
+pub fn change(changes: &[(Counter, i64)]) {
+    let part = PARTS.mine();
+    for &(c, n) in changes {
+        if n != 0 {
+            // Two's complement: adding a negative amount as u64 wraps to the subtraction.
+            part[c as usize].fetch_add(n as u64, Ordering::Relaxed);
+        }
+    }
+}
+
 /// Raises `Rheap_memory_used_peak` to `n` if it is lower.
 pub fn raise_peak(n: u64) {
     if n > PEAK.load(Ordering::Relaxed) {
@@ -112,6 +125,17 @@ mod tests {
         assert_eq!(get(Counter::TablesLive), before + 1);
         sub(Counter::TablesLive, 1);
         assert_eq!(get(Counter::TablesLive), before);
+    }
+
+    #[test]
+    fn changes_add_and_take_away_together() {
+        // (Counters no other unit test moves.)
+        let (a, b) = (Counter::TmpTablesCreated, Counter::TmpTablesReused);
+        let (before_a, before_b) = (get(a), get(b));
+        change(&[(a, 3), (b, 5), (a, 0)]);
+        assert_eq!((get(a), get(b)), (before_a + 3, before_b + 5));
+        change(&[(a, -3), (b, -5)]);
+        assert_eq!((get(a), get(b)), (before_a, before_b));
     }
 
     #[test]

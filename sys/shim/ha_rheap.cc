@@ -445,10 +445,13 @@ extern "C" void rheap_thr_lock_free(void *lock)
   delete static_cast<THR_LOCK *>(lock);
 }
 
-extern "C" void rheap_account_memory(int64_t delta, uint8_t thread_specific)
+extern "C" void rheap_move_memory_to_thread(int64_t delta)
 {
   if (update_malloc_size)
-    update_malloc_size((long long) delta, thread_specific);
+  {
+    update_malloc_size((long long) delta, 1);
+    update_malloc_size((long long) -delta, 0);
+  }
 }
 
 /** performance_schema's key for rheap's blocks: memory/rheap/block. */

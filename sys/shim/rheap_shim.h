@@ -231,9 +231,10 @@ void rheap_debug_fail_alloc_after(int64_t n);
 void *rheap_thr_lock_new(void);
 /** Deletes a THR_LOCK made by rheap_thr_lock_new. */
 void rheap_thr_lock_free(void *lock);
-/** Adds `delta` bytes (may be negative) to the server's memory accounting: the running
-    thread's (Memory_used, max_session_mem_used) when `thread_specific`, else the global one. */
-void rheap_account_memory(int64_t delta, uint8_t thread_specific);
+/** Moves `delta` bytes (back when negative) of the server's memory accounting from its global
+    count to the running thread's (Memory_used, max_session_mem_used), as for memory the
+    thread allocates itself. */
+void rheap_move_memory_to_thread(int64_t delta);
 /** Writes a line to the server's error log (level: 0 error, 1 warning, 2 note). */
 void rheap_log(int level, const char *msg);
 /** `size` bytes from the server's allocator (my_malloc) under rheap's performance_schema

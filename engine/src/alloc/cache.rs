@@ -121,15 +121,17 @@ impl BlockCache {
         self.shards.get(i).lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn count(&self, c: Counter, n: u64) {
+    /// Moves the server's counters (a test's cache has none).
+    fn count(&self, changes: &[(Counter, i64)]) {
         if self.counted {
-            status::add(c, n);
+            status::change(changes);
         }
     }
 
-    fn uncount(&self, c: Counter, n: u64) {
+    /// Raises `Rheap_memory_used_peak` to what `Rheap_memory_used` is now, after it grew.
+    fn raise_peak(&self) {
         if self.counted {
-            status::sub(c, n);
+            status::raise_peak(status::get(Counter::MemoryUsed));
         }
     }
 
@@ -149,27 +151,27 @@ impl BlockCache {
                 Some(b)
             })
         });
+        let bytes = size as i64;
         let block = match cached {
             Some(b) => {
-                self.uncount(Counter::BlockCacheBytes, size as u64);
-                self.count(Counter::BlockCacheHits, 1);
+                self.count(&[
+                    (Counter::BlockCacheBytes, -bytes),
+                    (Counter::BlockCacheHits, 1),
+                    (Counter::MemoryUsed, bytes),
+                ]);
                 b
             }
             None => {
-                self.count(Counter::BlockCacheMisses, 1);
-                RawBlock::alloc(size)?
+                let b = RawBlock::alloc(size);
+                self.count(&[
+                    (Counter::BlockCacheMisses, 1),
+                    (Counter::MemoryUsed, if b.is_some() { bytes } else { 0 }),
+                ]);
+                b?
             }
         };
-        self.count_used(size as u64);
+        self.raise_peak();
         Some(block)
-    }
-
-    /// `bytes` more in blocks tables hold (`Rheap_memory_used`), and its peak raised.
-    fn count_used(&self, bytes: u64) {
-        if self.counted {
-            status::add(Counter::MemoryUsed, bytes);
-            status::raise_peak(status::get(Counter::MemoryUsed));
-        }
     }
 
     /// Claims `bytes` under the bound: false, and nothing claimed, when they do not fit. Room
@@ -187,7 +189,6 @@ impl BlockCache {
     /// bound, else returned to the system.
     pub fn give(&self, block: RawBlock) {
         let size = block.size() as u64;
-        self.uncount(Counter::MemoryUsed, size);
         let rejected = match class(block.size()) {
             Some(c) => {
                 let mut pool = self.lock(self.shards.here());
@@ -203,9 +204,16 @@ impl BlockCache {
             }
             None => Some(block),
         };
+        let bytes = size as i64;
         match rejected {
-            Some(b) => b.free(),
-            None => self.count(Counter::BlockCacheBytes, size),
+            Some(b) => {
+                self.count(&[(Counter::MemoryUsed, -bytes)]);
+                b.free()
+            }
+            None => self.count(&[
+                (Counter::MemoryUsed, -bytes),
+                (Counter::BlockCacheBytes, bytes),
+            ]),
         }
     }
 
@@ -218,8 +226,10 @@ impl BlockCache {
             return false;
         }
         self.claimed.fetch_add(bytes, Ordering::Relaxed);
-        self.uncount(Counter::MemoryUsed, bytes);
-        self.count(Counter::BlockCacheBytes, bytes);
+        self.count(&[
+            (Counter::MemoryUsed, -(bytes as i64)),
+            (Counter::BlockCacheBytes, bytes as i64),
+        ]);
         true
     }
 
@@ -227,8 +237,11 @@ impl BlockCache {
     pub fn unclaim(&self, bytes: u64) {
         self.claimed.fetch_sub(bytes, Ordering::Relaxed);
         self.bytes.fetch_sub(bytes, Ordering::Relaxed);
-        self.uncount(Counter::BlockCacheBytes, bytes);
-        self.count_used(bytes);
+        self.count(&[
+            (Counter::BlockCacheBytes, -(bytes as i64)),
+            (Counter::MemoryUsed, bytes as i64),
+        ]);
+        self.raise_peak();
     }
 
     /// Sets the bound, and returns cached blocks above it to the system (shard by shard, each
@@ -247,7 +260,7 @@ impl BlockCache {
             }
         }
         for b in freed {
-            self.uncount(Counter::BlockCacheBytes, b.size() as u64);
+            self.count(&[(Counter::BlockCacheBytes, -(b.size() as i64))]);
             b.free();
         }
     }

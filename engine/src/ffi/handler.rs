@@ -262,7 +262,6 @@ pub unsafe extern "C" fn rheap_open(
         // SAFETY: the shim passes its handler and pointers to its locals.
         let (h, def) = unsafe { (state(h)?, &*def) };
         let (open, created) = if def.internal != 0 {
-            status::add(Counter::TmpTablesCreated, 1);
             // SAFETY: the shim's definition is valid during this call.
             let key = unsafe { DefKey::of(def) };
             let internal = match key.as_ref().and_then(recycle::take) {
@@ -305,8 +304,8 @@ pub unsafe extern "C" fn rheap_close(h: *mut rheap_handler) -> c_int {
     guard("rheap_close", || {
         // SAFETY: the shim passes its own handler.
         let h = unsafe { state(h) }?;
-        status::add(Counter::RowsWritten, std::mem::take(&mut h.rows_unreported));
-        if let Some(Open::Internal(t)) = h.open.take() {
+        if let Some(Open::Internal(mut t)) = h.open.take() {
+            t.rows_written += std::mem::take(&mut h.rows_unreported);
             recycle::give(t);
         }
         h.current = None;

@@ -12,7 +12,6 @@
 use super::definition::DefKey;
 use super::share::Internal;
 use crate::pool::Pool;
-use crate::status::{self, Counter};
 
 /// Tables kept per CPU: a statement's few shapes, for the next statements.
 const PER_CPU: usize = 64;
@@ -27,7 +26,6 @@ static POOL: Pool<Box<Internal>> = Pool::new(PER_CPU);
 pub fn take(key: &DefKey) -> Option<Box<Internal>> {
     let mut t = POOL.take(key.tag(), |t| t.built_from(key))?;
     t.revive();
-    status::add(Counter::TmpTablesReused, 1);
     Some(t)
 }
 

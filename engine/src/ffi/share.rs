@@ -97,11 +97,15 @@ pub struct Internal {
     /// Bytes of the blocks it kept when it was last retired, while they count as cached
     /// (claimed from the block cache's bound): until its first change after it is revived.
     kept: u64,
+    /// Rows written since it was opened, counted in `Rheap_rows_written` when it closes (one
+    /// shared counter bumped per row would bounce between the cores of concurrent statements).
+    pub rows_written: u64,
 }
 
 impl Internal {
+    /// A new internal temporary table: one more served, and live.
     pub fn new(table: Table, key: Option<DefKey>) -> Internal {
-        status::add(Counter::TablesLive, 1);
+        status::change(&[(Counter::TablesLive, 1), (Counter::TmpTablesCreated, 1)]);
         Internal {
             table,
             accounted: 0,
@@ -109,6 +113,7 @@ impl Internal {
             key,
             retired: false,
             kept: 0,
+            rows_written: 0,
         }
     }
 
@@ -151,8 +156,13 @@ impl Internal {
 
     /// Open again, as a new table. The blocks it kept stay counted as cached until its first
     /// change takes them, as a new table takes its first block at its first row.
+    /// It serves one more internal temporary table, built earlier (`Rheap_tmp_tables_reused`).
     pub fn revive(&mut self) {
-        status::add(Counter::TablesLive, 1);
+        status::change(&[
+            (Counter::TablesLive, 1),
+            (Counter::TmpTablesCreated, 1),
+            (Counter::TmpTablesReused, 1),
+        ]);
         self.retired = false;
     }
 
@@ -167,9 +177,16 @@ impl Internal {
         }
     }
 
-    /// What dropping a live table undoes: its count, and its memory in the thread's accounting.
+    /// What dropping a live table undoes: its count, and its memory in the thread's accounting;
+    /// and its rows are counted.
     fn release(&mut self) {
-        status::sub(Counter::TablesLive, 1);
+        status::change(&[
+            (Counter::TablesLive, -1),
+            (
+                Counter::RowsWritten,
+                std::mem::take(&mut self.rows_written) as i64,
+            ),
+        ]);
         move_to_thread(-(self.accounted as i64));
         self.accounted = 0;
     }
@@ -205,10 +222,7 @@ impl Drop for Internal {
 fn move_to_thread(delta: i64) {
     if delta != 0 {
         // SAFETY: no preconditions; the shim forwards to the server's accounting callback.
-        unsafe {
-            rheap_sys::shim::rheap_account_memory(delta, 1);
-            rheap_sys::shim::rheap_account_memory(-delta, 0);
-        }
+        unsafe { rheap_sys::shim::rheap_move_memory_to_thread(delta) }
     }
 }
 
