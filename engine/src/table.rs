@@ -321,8 +321,15 @@ impl Table {
     #[inline(always)]
     pub fn write_packed(&mut self, row: &[u8], packed: &[u8]) -> Result<Pos> {
         if self.def.keys.is_empty() {
-            // No key, no image (information_schema's tables): no scratch buffers either.
-            return self.write_with(row, packed, &mut Vec::new());
+            // No key (information_schema's tables): no image, no duplicate, no scratch buffer;
+            // the whole write is this, inline in the handler's write_row.
+            let (_, new_block) = self.room_for(packed)?;
+            let pos = self.store.insert(packed)?;
+            if new_block {
+                self.ledger.add_block();
+            }
+            self.key_version += 1;
+            return Ok(pos);
         }
         self.with_scratch(|t, s| t.write_with(row, packed, &mut s.new))
     }
@@ -339,8 +346,10 @@ impl Table {
         Ok(())
     }
 
-    #[link_section = ".text.hot.rheap.table.write_with"]
-    fn write_with(&mut self, row: &[u8], packed: &[u8], images: &mut Vec<Image>) -> Result<Pos> {
+    /// Whether `packed` may be added: the rows stored, and whether it starts a HEAP block;
+    /// `TableFull` as [`write`](Self::write) says.
+    #[inline(always)]
+    fn room_for(&self, packed: &[u8]) -> Result<(u64, bool)> {
         if self.store.format().has_blobs() {
             self.check_blob_room(self.store.format().blob_bytes(packed)? as u64)?;
         }
@@ -349,6 +358,12 @@ impl Table {
         if new_block && self.full_at(count) {
             return Err(Error::TableFull);
         }
+        Ok((count, new_block))
+    }
+
+    #[link_section = ".text.hot.rheap.table.write_with"]
+    fn write_with(&mut self, row: &[u8], packed: &[u8], images: &mut Vec<Image>) -> Result<Pos> {
+        let (count, new_block) = self.room_for(packed)?;
         self.fill_images(row, images)?;
         if let Some(r) = self.write_one_unique_hash(packed, &images[..], count, new_block) {
             return r;

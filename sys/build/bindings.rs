@@ -43,6 +43,7 @@ pub fn generate(server: &Server, out: &Path) {
     bindgen::Builder::default()
         .header("shim/rheap_shim.h")
         .allowlist_item("rheap_.*")
+        .allowlist_var("RHEAP_.*")
         .layout_tests(true)
         .generate()
         .unwrap_or_else(|e| super::fail(format_args!("bindgen failed on shim/rheap_shim.h: {e}")))

@@ -162,21 +162,28 @@ private:
 
 class ha_rheap final : public handler
 {
-  /** The Rust state; NULL only if it could not be allocated (every call then fails). */
-  rheap_handler *rs;
+  /** The Rust state, held in this object (rheap_handler_init). */
+  alignas(RHEAP_HANDLER_ALIGN) unsigned char state[RHEAP_HANDLER_SIZE];
+  /** The open table is one of the server's internal temporary tables: it goes with its only
+      handler. */
+  bool internal_open= false;
   /** This handler's request on the table's THR_LOCK (shared tables only). */
   THR_LOCK_DATA lock_data;
   bool has_lock= false;
   /** The BTREE keys: the only ones that can be scanned in order. */
   key_map btree_keys;
 
+  rheap_handler *rs() { return reinterpret_cast<rheap_handler *>(state); }
+
 public:
   ha_rheap(handlerton *hton, TABLE_SHARE *share)
-    : handler(hton, share), rs(rheap_handler_new()) {}
-  ~ha_rheap() override { rheap_handler_free(rs); }
+    : handler(hton, share) { rheap_handler_init(rs()); }
+  ~ha_rheap() override { rheap_handler_drop(rs()); }
 
   /** Capabilities, as the server tests them with HA_* bits (handler.h). */
-  ulonglong table_flags() const override { return rheap_table_flags(ht == heap_hton); }
+  ulonglong table_flags() const override { return flags[ht == heap_hton]; }
+  /** table_flags() of an RHEAP handler and of a MEMORY one, from the engine at plugin init. */
+  static ulonglong flags[2];
   /** What a key can do: HASH keys only find whole keys; BTREE keys also scan in order. */
   ulong index_flags(uint inx, uint, bool) const override
   { return (ulong) rheap_index_flags(is_btree(inx)); }
@@ -204,7 +211,7 @@ public:
       return err;
     void *lock= nullptr;
     uint8_t emptied= 0;
-    if (int err= rheap_open(rs, name, &b.def, &lock, &emptied))
+    if (int err= rheap_open(rs(), name, &b.def, &lock, &emptied))
       return err;
     /* table->key_info, not the share's: the server's internal tables set only the former. */
     btree_keys.clear_all();
@@ -214,19 +221,24 @@ public:
     if ((has_lock= lock != nullptr))
       thr_lock_data_init(static_cast<THR_LOCK *>(lock), &lock_data, nullptr);
     implicit_emptied= emptied;
-    ref_length= rheap_ref_length();
+    internal_open= test_if_locked & HA_OPEN_INTERNAL_TABLE;
+    ref_length= RHEAP_REF_LENGTH;
     /* A MEMORY table this open created (after a restart) is one more rheap holds. */
     if (ht == heap_hton && emptied)
       hold_plugin_while_memory_tables();
     return 0;
   }
   /** Ends this handler's use of the table; the table itself lives on until dropped. */
-  int close() override { return rheap_close(rs); }
+  int close() override
+  {
+    internal_open= false;
+    return rheap_close(rs());
+  }
   /** Closes and drops the open table. An internal temporary table goes with its only handler,
       as HEAP's does: no lookup by name (which would also ask HEAP). */
   void drop_table(const char *name) override
   {
-    if (rheap_is_internal(rs))
+    if (internal_open)
       ha_close();
     else
       handler::drop_table(name);
@@ -244,7 +256,7 @@ public:
     rheap_def_builder b;
     if (int err= b.fill(form, false, info->auto_increment_value, ht == heap_hton))
       return err;
-    int err= rheap_create(rs, name, &b.def);
+    int err= rheap_create(rs(), name, &b.def);
     hold_plugin_while_memory_tables();
     return err;
   }
@@ -273,81 +285,81 @@ public:
     if (table->next_number_field && buf == table->record[0])
       if (int err= update_auto_increment())
         return err;
-    return rheap_write_row(rs, buf);
+    return rheap_write_row(rs(), buf);
   }
   /** UPDATE of the row last read (by scan, rnd_pos or index) to `new_data`. */
   int update_row(const uchar *old_data, const uchar *new_data) override
-  { return rheap_update_row(rs, old_data, new_data); }
+  { return rheap_update_row(rs(), old_data, new_data); }
   /** DELETE of the row last read; allowed in the middle of a scan, which then goes on. */
-  int delete_row(const uchar *buf) override { return rheap_delete_row(rs, buf); }
+  int delete_row(const uchar *buf) override { return rheap_delete_row(rs(), buf); }
   /** DELETE without WHERE. TRUNCATE (of temporary tables and partitions; other tables are
       recreated) is the server's handler::truncate(): this, then reset_auto_increment(0). */
-  int delete_all_rows() override { return rheap_delete_all_rows(rs); }
+  int delete_all_rows() override { return rheap_delete_all_rows(rs()); }
 
   /** Starts a full scan (scan=true) or a series of rnd_pos calls (scan=false). */
-  int rnd_init(bool scan) override { return rheap_rnd_init(rs, scan); }
+  int rnd_init(bool scan) override { return rheap_rnd_init(rs(), scan); }
   /** Next row of the scan into `buf`, or HA_ERR_END_OF_FILE. */
-  int rnd_next(uchar *buf) override { return rheap_rnd_next(rs, buf); }
-  int rnd_end() override { return rheap_rnd_end(rs); }
+  int rnd_next(uchar *buf) override { return rheap_rnd_next(rs(), buf); }
+  int rnd_end() override { return rheap_rnd_end(rs()); }
   /** Reads the row at a position that position() stored. */
-  int rnd_pos(uchar *buf, uchar *pos) override { return rheap_rnd_pos(rs, buf, pos); }
+  int rnd_pos(uchar *buf, uchar *pos) override { return rheap_rnd_pos(rs(), buf, pos); }
   /** Stores the position of the row last read into `ref`. */
-  void position(const uchar *) override { rheap_position(rs, ref); }
+  void position(const uchar *) override { rheap_position(rs(), ref); }
 
   /** Reads a row by key into `buf`: the first (or last) row matching `find_flag` for the key
       prefix `keypart_map` of `key` (key format); HA_ERR_KEY_NOT_FOUND when none. */
   int index_read_map(uchar *buf, const uchar *key, key_part_map keypart_map,
                      enum ha_rkey_function find_flag) override
-  { return rheap_index_read_map(rs, buf, active_index, key, keypart_map, find_flag); }
+  { return rheap_index_read_map(rs(), buf, active_index, key, keypart_map, find_flag); }
   /** As index_read_map on key `index`, without index_init. */
   int index_read_idx_map(uchar *buf, uint index, const uchar *key, key_part_map keypart_map,
                          enum ha_rkey_function find_flag) override
-  { return rheap_index_read_map(rs, buf, index, key, keypart_map, find_flag); }
+  { return rheap_index_read_map(rs(), buf, index, key, keypart_map, find_flag); }
   /** The last row with the key prefix (ORDER BY ... DESC over a BTREE key). */
   int index_read_last_map(uchar *buf, const uchar *key, key_part_map keypart_map) override
-  { return rheap_index_read_last_map(rs, buf, active_index, key, keypart_map); }
+  { return rheap_index_read_last_map(rs(), buf, active_index, key, keypart_map); }
   /** Next row in key order (BTREE), or next row with the same key (HASH). */
-  int index_next(uchar *buf) override { return rheap_index_next(rs, buf); }
-  int index_prev(uchar *buf) override { return rheap_index_prev(rs, buf); }
+  int index_next(uchar *buf) override { return rheap_index_next(rs(), buf); }
+  int index_prev(uchar *buf) override { return rheap_index_prev(rs(), buf); }
   /** First / last row in key order; HASH keys answer HA_ERR_WRONG_COMMAND. */
-  int index_first(uchar *buf) override { return rheap_index_first(rs, buf, active_index); }
-  int index_last(uchar *buf) override { return rheap_index_last(rs, buf, active_index); }
+  int index_first(uchar *buf) override { return rheap_index_first(rs(), buf, active_index); }
+  int index_last(uchar *buf) override { return rheap_index_last(rs(), buf, active_index); }
   /** Rows expected in a range: counted on BTREE keys; for HASH keys only exact whole keys are
       answered, from the key statistics. */
   ha_rows records_in_range(uint inx, const key_range *min_key, const key_range *max_key,
                            page_range *) override
   {
     rheap_key_range lo, hi;
-    uint64_t n= rheap_records_in_range(rs, inx, to_range(min_key, &lo), to_range(max_key, &hi));
+    uint64_t n= rheap_records_in_range(rs(), inx, to_range(min_key, &lo), to_range(max_key, &hi));
     return n == UINT64_MAX ? HA_POS_ERROR : (ha_rows) n;
   }
   /** INTERSECT / EXCEPT: finds the row whose unique HASH key equals `record`'s. */
   int find_unique_row(uchar *record, uint unique_idx) override
-  { return rheap_find_unique_row(rs, record, unique_idx); }
+  { return rheap_find_unique_row(rs(), record, unique_idx); }
   /** Remembers the current scan row; restart_rnd_next() goes on from it. */
-  int remember_rnd_pos() override { return rheap_remember_rnd_pos(rs); }
-  int restart_rnd_next(uchar *buf) override { return rheap_restart_rnd_next(rs, buf); }
+  int remember_rnd_pos() override { return rheap_remember_rnd_pos(rs()); }
+  int restart_rnd_next(uchar *buf) override { return rheap_restart_rnd_next(rs(), buf); }
   /** HANDLER ... READ NEXT: HA_ERR_RECORD_CHANGED when rows changed since the last read. */
   int can_continue_handler_scan() override
-  { return rheap_can_continue_handler_scan(rs, inited == INDEX ? 1 : inited == RND ? 2 : 0); }
+  { return rheap_can_continue_handler_scan(rs(), inited == INDEX ? 1 : inited == RND ? 2 : 0); }
 
   /** DISABLE KEYS (non-persistent only): indexes are emptied and no longer maintained. */
   int disable_indexes(key_map, bool persist) override
-  { return persist ? HA_ERR_WRONG_COMMAND : rheap_disable_indexes(rs); }
+  { return persist ? HA_ERR_WRONG_COMMAND : rheap_disable_indexes(rs()); }
   /** ENABLE KEYS: only on an empty table (HA_ERR_CRASHED otherwise), as MEMORY. */
   int enable_indexes(key_map, bool persist) override
-  { return persist ? HA_ERR_WRONG_COMMAND : rheap_enable_indexes(rs); }
-  int indexes_are_disabled() override { return rheap_indexes_are_disabled(rs); }
+  { return persist ? HA_ERR_WRONG_COMMAND : rheap_enable_indexes(rs()); }
+  int indexes_are_disabled() override { return rheap_indexes_are_disabled(rs()); }
 
   /** Table-level locking reserves every value from the next one on. */
   void get_auto_increment(ulonglong, ulonglong, ulonglong, ulonglong *first_value,
                           ulonglong *nb_reserved_values) override
   {
-    *first_value= rheap_next_auto_increment(rs);
+    *first_value= rheap_next_auto_increment(rs());
     *nb_reserved_values= ULONGLONG_MAX;
   }
   int reset_auto_increment(ulonglong value) override
-  { return rheap_reset_auto_increment(rs, value); }
+  { return rheap_reset_auto_increment(rs(), value); }
   /** SHOW CREATE TABLE's AUTO_INCREMENT=, unless the statement sets one. */
   void update_create_info(HA_CREATE_INFO *create_info) override
   {
@@ -371,7 +383,7 @@ public:
   {
     rheap_stats s;
     uint64_t rec_per_key[MAX_KEY];
-    if (int err= rheap_info(rs, flag, &s, rec_per_key, table->s->keys))
+    if (int err= rheap_info(rs(), flag, &s, rec_per_key, table->s->keys))
       return err;
     errkey= s.errkey;
     if (s.key_stats_updated)
@@ -394,11 +406,11 @@ public:
     return 0;
   }
   /** Exact row count (HA_HAS_RECORDS). */
-  ha_rows records() override { return rheap_records(rs); }
+  ha_rows records() override { return rheap_records(rs()); }
   /** Hints; MEMORY acts on HA_EXTRA_CHANGE_KEY_TO_UNIQUE/_DUP and HA_EXTRA_RESET_STATE. */
-  int extra(enum ha_extra_function operation) override { return rheap_extra(rs, operation); }
+  int extra(enum ha_extra_function operation) override { return rheap_extra(rs(), operation); }
   /** End of statement: forget the cursor. */
-  int reset() override { return rheap_reset(rs); }
+  int reset() override { return rheap_reset(rs()); }
   /** No external locking: table-level locks are the THR_LOCK below. */
   int external_lock(THD *, int) override { return 0; }
 
@@ -428,6 +440,8 @@ private:
     return out;
   }
 };
+
+ulonglong ha_rheap::flags[2];
 
 /* ---- Called from Rust ------------------------------------------------------------------- */
 
@@ -583,6 +597,8 @@ static int rheap_init_func(void *p)
 #endif
   if (int err= rheap_plugin_init())
     return err;
+  ha_rheap::flags[0]= rheap_table_flags(0);
+  ha_rheap::flags[1]= rheap_table_flags(1);
   rheap_set_block_cache_size(block_cache_size);
   heap_create= heap_hton->create;
   heap_drop= heap_hton->drop_table;

@@ -18,8 +18,15 @@
 extern "C" {
 #endif
 
-/** The Rust state of one handler object; created and freed by Rust. */
+/** The Rust state of one handler object. It lives inside the C++ handler object, in
+    RHEAP_HANDLER_SIZE bytes aligned to RHEAP_HANDLER_ALIGN (the engine checks at compile time
+    that its state fits), so a handler costs no allocation besides the server's own. */
 typedef struct rheap_handler rheap_handler;
+#define RHEAP_HANDLER_SIZE 320
+#define RHEAP_HANDLER_ALIGN 8
+
+/** Bytes of a row position (handler::ref_length). */
+#define RHEAP_REF_LENGTH 8
 
 /** One segment of a key: a column, or a prefix of one (from KEY_PART_INFO and its Field). */
 typedef struct rheap_key_seg {
@@ -138,15 +145,13 @@ int rheap_plugin_deinit(void);
 /** hton->drop_table: 0 dropped, -1 no such table, else an error code. */
 int rheap_drop_table(const char *name);
 
-/** A new handler state, or NULL when out of memory. */
-rheap_handler *rheap_handler_new(void);
-void rheap_handler_free(rheap_handler *h);
+/** Makes a new handler state in `h`: RHEAP_HANDLER_SIZE bytes aligned to RHEAP_HANDLER_ALIGN,
+    not holding one already. */
+void rheap_handler_init(rheap_handler *h);
+/** Ends the handler state in `h` (made by rheap_handler_init), once; the bytes are then free. */
+void rheap_handler_drop(rheap_handler *h);
 /** handler::table_flags(); `for_memory`: the handler is MEMORY's (no BLOBs there). */
 uint64_t rheap_table_flags(uint8_t for_memory);
-uint32_t rheap_ref_length(void);
-/** Whether the open table is one of the server's internal temporary tables (it lives only as
-    long as its handler). */
-uint8_t rheap_is_internal(rheap_handler *h);
 
 /** Opens (creating if missing, as MEMORY does after a restart) the table `name`.
     On success `*thr_lock` is the table's THR_LOCK (NULL for internal tables) and
@@ -167,7 +172,7 @@ int rheap_rnd_init(rheap_handler *h, uint8_t scan);
 int rheap_rnd_next(rheap_handler *h, unsigned char *buf);
 int rheap_rnd_end(rheap_handler *h);
 int rheap_rnd_pos(rheap_handler *h, unsigned char *buf, const unsigned char *pos);
-/** Writes the current row's position into `ref` (rheap_ref_length() bytes). */
+/** Writes the current row's position into `ref` (RHEAP_REF_LENGTH bytes). */
 void rheap_position(rheap_handler *h, unsigned char *ref);
 
 /** Fills `out`; when the key statistics are due, also `rec_per_key[k]` for each key (0: leave

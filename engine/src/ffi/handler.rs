@@ -104,7 +104,31 @@ impl Handler {
     }
 }
 
+/// The buffers of a handler that an internal table keeps when it closes. A handler serves one
+/// statement and a kept table many (`recycle`), so the next statement's handler starts with the
+/// room this one made: a GROUP BY's key image and its keys' statistics, which would otherwise
+/// be allocated and freed by every statement. Both are bounded by the table's keys.
+#[derive(Debug, Default)]
+pub struct Buffers {
+    key: Image,
+    rec_per_key: Vec<Option<u64>>,
+}
+
 impl State {
+    /// Takes over the buffers the table's previous handler left.
+    fn adopt(&mut self, b: Buffers) {
+        self.key = b.key;
+        self.rec_per_key = b.rec_per_key;
+    }
+
+    /// The buffers to leave with the table, for its next handler.
+    fn leave(&mut self) -> Buffers {
+        Buffers {
+            key: std::mem::take(&mut self.key),
+            rec_per_key: std::mem::take(&mut self.rec_per_key),
+        }
+    }
+
     fn current(&self) -> Result<Pos> {
         self.current.ok_or(Error::WrongCommand)
     }
@@ -132,10 +156,10 @@ impl State {
 const REF_LENGTH: usize = std::mem::size_of::<Pos>();
 
 /// # Safety
-/// `h` must be NULL or a pointer from [`rheap_handler_new`] not yet freed, used by one thread
-/// at a time (the server never shares a handler object between threads).
+/// `h` must be NULL or hold a state from [`rheap_handler_init`] not yet dropped, used by one
+/// thread at a time (the server never shares a handler object between threads).
 pub(super) unsafe fn state<'a>(h: *mut rheap_handler) -> Result<&'a mut Handler> {
-    // SAFETY: by the contract above the pointer is a live, unaliased Box<Handler>.
+    // SAFETY: by the contract above the pointer is a live, unaliased Handler.
     unsafe { h.cast::<Handler>().as_mut() }.ok_or(Error::OutOfMemory)
 }
 
@@ -182,21 +206,40 @@ unsafe fn new_share(def: &rheap_table_def) -> Result<Share> {
     Share::new(unsafe { new_table(def) }?, def.for_memory != 0)
 }
 
+// The shim keeps a handler's state in its own object, in room the header sizes.
+const _: () = {
+    use rheap_sys::shim::{RHEAP_HANDLER_ALIGN, RHEAP_HANDLER_SIZE, RHEAP_REF_LENGTH};
+    assert!(std::mem::size_of::<Handler>() <= RHEAP_HANDLER_SIZE as usize);
+    assert!(std::mem::align_of::<Handler>() <= RHEAP_HANDLER_ALIGN as usize);
+    assert!(REF_LENGTH == RHEAP_REF_LENGTH as usize);
+};
+
+/// Makes a new handler state in the shim's room for it.
+///
+/// # Safety
+/// `h` must be NULL or valid for writes of `RHEAP_HANDLER_SIZE` bytes, aligned to
+/// `RHEAP_HANDLER_ALIGN`, and hold no state (a state it held is then leaked, not dropped).
 #[no_mangle]
-pub extern "C" fn rheap_handler_new() -> *mut rheap_handler {
-    guard_value("rheap_handler_new", std::ptr::null_mut(), || {
-        Ok(Box::into_raw(Box::new(Handler::default())).cast())
+pub unsafe extern "C" fn rheap_handler_init(h: *mut rheap_handler) {
+    guard_value("rheap_handler_init", (), || {
+        if !h.is_null() {
+            // SAFETY: by the contract, room for a Handler (the sizes are checked above).
+            unsafe { h.cast::<Handler>().write(Handler::default()) };
+        }
+        Ok(())
     })
 }
 
+/// Ends the handler state in `h`.
+///
 /// # Safety
-/// `h` must be NULL or a pointer from [`rheap_handler_new`], freed only once.
+/// `h` must be NULL or hold a state from [`rheap_handler_init`], dropped only once.
 #[no_mangle]
-pub unsafe extern "C" fn rheap_handler_free(h: *mut rheap_handler) {
-    guard_value("rheap_handler_free", (), || {
+pub unsafe extern "C" fn rheap_handler_drop(h: *mut rheap_handler) {
+    guard_value("rheap_handler_drop", (), || {
         if !h.is_null() {
-            // SAFETY: by the contract, a Box<Handler> from rheap_handler_new, freed once.
-            drop(unsafe { Box::from_raw(h.cast::<Handler>()) });
+            // SAFETY: by the contract, a live Handler, dropped once.
+            unsafe { h.cast::<Handler>().drop_in_place() };
         }
         Ok(())
     })
@@ -227,24 +270,6 @@ pub extern "C" fn rheap_table_flags(for_memory: u8) -> u64 {
         | HA_CAN_HASH_KEYS
 }
 
-/// Whether `h` has one of the server's internal temporary tables open.
-///
-/// # Safety
-/// `h` as for [`state`].
-#[no_mangle]
-pub unsafe extern "C" fn rheap_is_internal(h: *mut rheap_handler) -> u8 {
-    guard_value("rheap_is_internal", 0, || {
-        // SAFETY: the shim passes its own handler.
-        let h = unsafe { state(h) }?;
-        Ok(u8::from(matches!(h.open, Some(Open::Internal(_)))))
-    })
-}
-
-#[no_mangle]
-pub extern "C" fn rheap_ref_length() -> u32 {
-    REF_LENGTH as u32
-}
-
 /// `handler::open`.
 ///
 /// # Safety
@@ -264,11 +289,12 @@ pub unsafe extern "C" fn rheap_open(
         let (open, created) = if def.internal != 0 {
             // SAFETY: the shim's definition is valid during this call.
             let key = unsafe { DefKey::of(def) };
-            let internal = match key.as_ref().and_then(recycle::take) {
+            let mut internal = match key.as_ref().and_then(recycle::take) {
                 Some(kept) => kept,
                 // SAFETY: as above.
                 None => Box::new(Internal::new(unsafe { new_table(def) }?, key)),
             };
+            h.adopt(std::mem::take(&mut internal.buffers));
             (Open::Internal(internal), true)
         } else {
             // SAFETY: the shim passes the table path; the definition as above.
@@ -283,7 +309,8 @@ pub unsafe extern "C" fn rheap_open(
             h.tmp_table = def.tmp_table != 0;
             h.internal = def.internal != 0;
             h.key_stat_version = t.key_stat_version().wrapping_sub(1);
-            h.rec_per_key = vec![None; t.def().keys.len()];
+            h.rec_per_key.clear();
+            h.rec_per_key.resize(t.def().keys.len(), None);
         }
         // SAFETY: out-pointers to the shim's locals.
         unsafe {
@@ -306,6 +333,7 @@ pub unsafe extern "C" fn rheap_close(h: *mut rheap_handler) -> c_int {
         let h = unsafe { state(h) }?;
         if let Some(Open::Internal(mut t)) = h.open.take() {
             t.rows_written += std::mem::take(&mut h.rows_unreported);
+            t.buffers = h.leave();
             recycle::give(t);
         }
         h.current = None;
@@ -356,15 +384,15 @@ pub unsafe extern "C" fn rheap_write_row(h: *mut rheap_handler, buf: *const u8) 
         };
         if r == Err(Error::TableFull) && h.internal {
             // The server now moves this internal table to its on-disk engine.
-            status::add(Counter::TmpTablesConverted, 1);
+            status::thread_change(&[(Counter::TmpTablesConverted, 1)]);
         }
         h.note(r)?;
-        // An internal table's rows are counted when it closes: one shared counter bumped per
-        // row would bounce between the cores of concurrent statements.
+        // An internal table's rows are counted when it closes, with its other counters: one
+        // change per table, not per row.
         if h.internal {
             h.rows_unreported += 1;
         } else {
-            status::add(Counter::RowsWritten, 1);
+            status::thread_change(&[(Counter::RowsWritten, 1)]);
         }
         h.count_change(&mut table);
         Ok(())

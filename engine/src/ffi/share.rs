@@ -3,6 +3,7 @@
 //! locking), or an internal temporary table that its one handler owns.
 
 use super::definition::DefKey;
+use super::handler::Buffers;
 use crate::alloc::cache;
 use crate::error::{Error, Result};
 use crate::registry::Registry;
@@ -60,7 +61,7 @@ pub struct Share {
 impl Share {
     pub fn new(table: Table, for_memory: bool) -> Result<Share> {
         let thr_lock = ThrLock::new()?;
-        status::add(Counter::TablesLive, 1);
+        status::thread_change(&[(Counter::TablesLive, 1)]);
         Ok(Share {
             table: RwLock::new(table),
             thr_lock,
@@ -76,7 +77,7 @@ fn poisoned() -> Error {
 
 impl Drop for Share {
     fn drop(&mut self) {
-        status::sub(Counter::TablesLive, 1);
+        status::thread_change(&[(Counter::TablesLive, -1)]);
     }
 }
 
@@ -94,18 +95,22 @@ pub struct Internal {
     key: Option<DefKey>,
     /// Closed and kept for reuse: not live, nothing accounted.
     retired: bool,
-    /// Bytes of the blocks it kept when it was last retired, while they count as cached
-    /// (claimed from the block cache's bound): until its first change after it is revived.
+    /// Bytes of its blocks that count as cached (claimed from the block cache's bound): those
+    /// it kept when it was last retired, for as long as it holds them, also while a statement
+    /// uses it again. So a table kept from statement to statement claims its blocks once, not
+    /// at every statement: a claim moves counters that every connection shares.
     kept: u64,
-    /// Rows written since it was opened, counted in `Rheap_rows_written` when it closes (one
-    /// shared counter bumped per row would bounce between the cores of concurrent statements).
+    /// Rows written since it was opened, counted in `Rheap_rows_written` when it closes, with
+    /// its other counters (one change per table, not per row).
     pub rows_written: u64,
+    /// What its last handler left for the next one.
+    pub buffers: Buffers,
 }
 
 impl Internal {
     /// A new internal temporary table: one more served, and live.
     pub fn new(table: Table, key: Option<DefKey>) -> Internal {
-        status::change(&[(Counter::TablesLive, 1), (Counter::TmpTablesCreated, 1)]);
+        status::thread_change(&[(Counter::TablesLive, 1), (Counter::TmpTablesCreated, 1)]);
         Internal {
             table,
             accounted: 0,
@@ -114,6 +119,7 @@ impl Internal {
             retired: false,
             kept: 0,
             rows_written: 0,
+            buffers: Buffers::default(),
         }
     }
 
@@ -131,34 +137,28 @@ impl Internal {
     /// [`BlockCache::claim`]: crate::alloc::cache::BlockCache::claim
     pub fn retire(&mut self, keep_up_to: u64) -> Option<u64> {
         let tag = self.key.as_ref().filter(|_| !self.poisoned)?.tag();
-        if self.kept == 0 {
-            let keep = self.table.memory_bytes() <= keep_up_to;
-            self.table.renew(0, keep);
-            // What it kept (a packed row's pieces went back all the same).
-            let kept = self.table.memory_bytes();
-            if kept != 0 && !(keep && cache::CACHE.claim(kept)) {
-                self.table.renew(0, false);
-                if self.table.memory_bytes() != 0 {
-                    return None;
-                }
-            } else {
-                self.kept = kept;
-            }
-        } else {
-            // Unchanged since it was revived (a change takes its blocks back): still empty, its
-            // blocks still counted as cached.
+        let keep = self.table.memory_bytes() <= keep_up_to;
+        if keep {
             self.table.renew(0, true);
+        }
+        // What it kept (a packed row's pieces went back all the same): usually the blocks it
+        // kept last time, already claimed.
+        if !(keep && self.claim(self.table.memory_bytes())) {
+            self.claim_none();
+            self.table.renew(0, false);
+            if self.table.memory_bytes() != 0 {
+                return None;
+            }
         }
         self.release();
         self.retired = true;
         Some(tag)
     }
 
-    /// Open again, as a new table. The blocks it kept stay counted as cached until its first
-    /// change takes them, as a new table takes its first block at its first row.
+    /// Open again, as a new table. The blocks it kept stay counted as cached.
     /// It serves one more internal temporary table, built earlier (`Rheap_tmp_tables_reused`).
     pub fn revive(&mut self) {
-        status::change(&[
+        status::thread_change(&[
             (Counter::TablesLive, 1),
             (Counter::TmpTablesCreated, 1),
             (Counter::TmpTablesReused, 1),
@@ -166,13 +166,23 @@ impl Internal {
         self.retired = false;
     }
 
-    /// The blocks it kept are a table's again.
-    fn unclaim(&mut self) {
+    /// Makes `bytes` of its blocks the ones counted as cached; false, and its claim unchanged,
+    /// when the cache's bound has no room for more.
+    fn claim(&mut self, bytes: u64) -> bool {
+        if bytes > self.kept {
+            if !cache::CACHE.claim(bytes - self.kept) {
+                return false;
+            }
+        } else if bytes < self.kept {
+            cache::CACHE.unclaim(self.kept - bytes);
+        }
+        self.kept = bytes;
+        true
+    }
+
+    /// None of its blocks count as cached any more: they are a table's again.
+    fn claim_none(&mut self) {
         if self.kept != 0 {
-            debug_assert!(
-                self.table.memory_bytes() >= self.kept,
-                "holds what it claimed"
-            );
             cache::CACHE.unclaim(std::mem::take(&mut self.kept));
         }
     }
@@ -180,7 +190,7 @@ impl Internal {
     /// What dropping a live table undoes: its count, and its memory in the thread's accounting;
     /// and its rows are counted.
     fn release(&mut self) {
-        status::change(&[
+        status::thread_change(&[
             (Counter::TablesLive, -1),
             (
                 Counter::RowsWritten,
@@ -200,8 +210,12 @@ impl Internal {
     /// max_session_mem_used), and back when the table shrinks or goes.
     #[link_section = ".text.hot.rheap.share.account"]
     fn account(&mut self) {
-        self.unclaim();
         let now = self.table.memory_bytes();
+        if now < self.kept {
+            // Blocks it kept went back (the table emptied, a row's piece freed): what is
+            // claimed stays within what it holds.
+            self.claim(now);
+        }
         move_to_thread(now as i64 - self.accounted as i64);
         self.accounted = now;
     }
@@ -210,7 +224,7 @@ impl Internal {
 impl Drop for Internal {
     fn drop(&mut self) {
         // Blocks it kept are a table's again, and go back to the cache as any dropped table's.
-        self.unclaim();
+        self.claim_none();
         if !self.retired {
             self.release();
         }
