@@ -300,7 +300,7 @@ public:
   int rnd_init(bool scan) override { return rheap_rnd_init(rs(), scan); }
   /** Next row of the scan into `buf`, or HA_ERR_END_OF_FILE. */
   int rnd_next(uchar *buf) override { return rheap_rnd_next(rs(), buf); }
-  int rnd_end() override { return rheap_rnd_end(rs()); }
+  /* rnd_end(): the server's default (nothing to end: rnd_init starts every scan afresh). */
   /** Reads the row at a position that position() stored. */
   int rnd_pos(uchar *buf, uchar *pos) override { return rheap_rnd_pos(rs(), buf, pos); }
   /** Stores the position of the row last read into `ref`. */

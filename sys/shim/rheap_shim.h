@@ -170,7 +170,6 @@ int rheap_delete_all_rows(rheap_handler *h);
 
 int rheap_rnd_init(rheap_handler *h, uint8_t scan);
 int rheap_rnd_next(rheap_handler *h, unsigned char *buf);
-int rheap_rnd_end(rheap_handler *h);
 int rheap_rnd_pos(rheap_handler *h, unsigned char *buf, const unsigned char *pos);
 /** Writes the current row's position into `ref` (RHEAP_REF_LENGTH bytes). */
 void rheap_position(rheap_handler *h, unsigned char *ref);

@@ -511,17 +511,6 @@ pub unsafe extern "C" fn rheap_rnd_next(h: *mut rheap_handler, buf: *mut u8) -> 
     })
 }
 
-/// # Safety
-/// `h` as for [`state`].
-#[no_mangle]
-pub unsafe extern "C" fn rheap_rnd_end(h: *mut rheap_handler) -> c_int {
-    guard("rheap_rnd_end", || {
-        // SAFETY: the shim passes its own handler.
-        unsafe { state(h) }?;
-        Ok(())
-    })
-}
-
 /// `handler::rnd_pos`: reads the row at a position from [`rheap_position`].
 ///
 /// # Safety
