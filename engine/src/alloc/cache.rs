@@ -269,6 +269,12 @@ impl BlockCache {
         self.limit.load(Ordering::Relaxed)
     }
 
+    /// Whether the cached and claimed bytes are within the bound: not so after the bound was
+    /// lowered while tables in use held claimed blocks, until those tables give them back.
+    pub fn within_bound(&self) -> bool {
+        self.bytes.load(Ordering::Relaxed) <= self.limit()
+    }
+
     /// Bytes in cached blocks, claimed ones included.
     pub fn cached_bytes(&self) -> u64 {
         self.bytes.load(Ordering::Relaxed)

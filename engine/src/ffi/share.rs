@@ -166,8 +166,9 @@ impl Internal {
         self.retired = false;
     }
 
-    /// Makes `bytes` of its blocks the ones counted as cached; false, and its claim unchanged,
-    /// when the cache's bound has no room for more.
+    /// Makes `bytes` of its blocks the ones counted as cached. False when the cache's bound has
+    /// no room for more (its claim then unchanged), or when what it claims is over the bound
+    /// (lowered, by `rheap_block_cache_size`, since it claimed them): then it should keep none.
     fn claim(&mut self, bytes: u64) -> bool {
         if bytes > self.kept {
             if !cache::CACHE.claim(bytes - self.kept) {
@@ -177,7 +178,7 @@ impl Internal {
             cache::CACHE.unclaim(self.kept - bytes);
         }
         self.kept = bytes;
-        true
+        bytes == 0 || cache::CACHE.within_bound()
     }
 
     /// None of its blocks count as cached any more: they are a table's again.
