@@ -2,22 +2,12 @@
 //!
 //! Every temporary table moves several of them (a table made and dropped, blocks taken and
 //! given back), from every connection at once. One shared copy would have its cache lines
-//! move between CPUs on each of those changes; so a value is kept in parts, changed apart and
-//! summed when the server reads it:
-//! - the counters of blocks and memory have a part per CPU, which its threads change with
-//!   atomic additions ([`change`]); they change when a table takes or gives back a block;
-//! - the counters of tables ([`Counter::of_tables`]) change at every temporary table's open
-//!   and close, so each thread has its own part ([`thread_change`]): only that thread writes
-//!   it, with a plain load and store, and no locked instruction (which would wait for every
-//!   store the statement made before it). Parts are listed (under a lock taken when a thread
-//!   first counts, when it ends, and when the server reads), and a thread's counts are added
-//!   to [`ENDED`] when it ends.
-//!
-//! The peak of `Rheap_memory_used` is one value, raised only past what it was.
+//! move between CPUs on each of those changes; so each CPU has its own part, which its
+//! threads change, and a value is the sum of the parts when the server reads it. The peak of
+//! `Rheap_memory_used` is one value, raised only past what it was.
 
 use crate::cpu::{Padded, PerCpu, MAX_PARTS};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Which counter a slot holds (the shim's status variables list them in this order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,16 +42,6 @@ pub enum Counter {
 pub const COUNTERS: usize = 11;
 
 impl Counter {
-    /// A counter of tables, kept per thread ([`thread_change`]); else one of blocks and
-    /// memory, kept per CPU ([`change`]).
-    pub fn of_tables(self) -> bool {
-        use Counter::*;
-        matches!(
-            self,
-            TmpTablesCreated | TmpTablesConverted | TablesLive | RowsWritten | TmpTablesReused
-        )
-    }
-
     /// The counter at `i` (the shim's order), if there is one.
     pub fn from_index(i: usize) -> Option<Counter> {
         use Counter::*;
@@ -90,48 +70,6 @@ static PARTS: PerCpu<[AtomicU64; COUNTERS]> =
 /// `Rheap_memory_used_peak`.
 static PEAK: AtomicU64 = AtomicU64::new(0);
 
-/// One thread's part of the counters of tables: written by that thread alone, read by anyone.
-#[derive(Debug)]
-struct ThreadPart([AtomicU64; COUNTERS]);
-
-/// The parts of the threads that have counted and not ended.
-static THREADS: Mutex<Vec<Arc<ThreadPart>>> = Mutex::new(Vec::new());
-
-/// The sums of the parts of threads that ended.
-static ENDED: [AtomicU64; COUNTERS] = [const { AtomicU64::new(0) }; COUNTERS];
-
-fn threads() -> MutexGuard<'static, Vec<Arc<ThreadPart>>> {
-    // Nothing panics while the list is held; a poisoned list is still a valid one.
-    THREADS.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The running thread's part, listed while the thread lives.
-struct Mine(Arc<ThreadPart>);
-
-impl Mine {
-    fn new() -> Mine {
-        let part = Arc::new(ThreadPart([const { AtomicU64::new(0) }; COUNTERS]));
-        threads().push(Arc::clone(&part));
-        Mine(part)
-    }
-}
-
-impl Drop for Mine {
-    /// The thread ends: its counts go to [`ENDED`] and its part leaves the list, both under
-    /// the lock, so that a reader sees them in one place or the other.
-    fn drop(&mut self) {
-        let mut list = threads();
-        for (ended, v) in ENDED.iter().zip(&self.0 .0) {
-            ended.fetch_add(v.load(Ordering::Relaxed), Ordering::Relaxed);
-        }
-        list.retain(|p| !Arc::ptr_eq(p, &self.0));
-    }
-}
-
-thread_local! {
-    static MINE: Mine = Mine::new();
-}
-
 pub fn add(c: Counter, n: u64) {
     PARTS.mine()[c as usize].fetch_add(n, Ordering::Relaxed);
 }
@@ -143,7 +81,8 @@ pub fn sub(c: Counter, n: u64) {
 }
 
 /// Several changes at once (negative ones take away, as [`sub`]), with one look at which CPU
-/// runs: what taking or giving back a block moves together. A change of 0 is skipped.
+/// runs: what a temporary table's open, first change and close move together. A change of 0
+/// is skipped.
 pub fn change(changes: &[(Counter, i64)]) {
     let part = PARTS.mine();
     for &(c, n) in changes {
@@ -151,25 +90,6 @@ pub fn change(changes: &[(Counter, i64)]) {
             // Two's complement: adding a negative amount as u64 wraps to the subtraction.
             part[c as usize].fetch_add(n as u64, Ordering::Relaxed);
         }
-    }
-}
-
-/// Several changes of counters of tables ([`Counter::of_tables`]) in the running thread's
-/// part. A thread whose part is gone (it is ending) changes the per-CPU parts instead.
-pub fn thread_change(changes: &[(Counter, i64)]) {
-    debug_assert!(changes.iter().all(|(c, _)| c.of_tables()));
-    let done = MINE.try_with(|m| {
-        for &(c, n) in changes {
-            let v = &m.0 .0[c as usize];
-            // Only this thread writes the part: a load and a store, no locked instruction.
-            v.store(
-                v.load(Ordering::Relaxed).wrapping_add(n as u64),
-                Ordering::Relaxed,
-            );
-        }
-    });
-    if done.is_err() {
-        change(changes);
     }
 }
 
@@ -184,17 +104,9 @@ pub fn get(c: Counter) -> u64 {
     if c == Counter::MemoryUsedPeak {
         return PEAK.load(Ordering::Relaxed);
     }
-    let i = c as usize;
-    let mut sum = PARTS.iter().fold(0u64, |sum, p| {
-        sum.wrapping_add(p[i].load(Ordering::Relaxed))
+    let sum = PARTS.iter().fold(0u64, |sum, p| {
+        sum.wrapping_add(p[c as usize].load(Ordering::Relaxed))
     });
-    if c.of_tables() {
-        let list = threads();
-        sum = list.iter().fold(
-            sum.wrapping_add(ENDED[i].load(Ordering::Relaxed)),
-            |sum, p| sum.wrapping_add(p.0[i].load(Ordering::Relaxed)),
-        );
-    }
     // The parts are read one after the other: a thread that moved between CPUs meanwhile may
     // have its addition missed and its subtraction seen, so the sum can be briefly low. Never
     // below zero (it would wrap to an enormous value, and raise the peak for good).
@@ -224,7 +136,6 @@ mod tests {
         assert_eq!((get(a), get(b)), (before_a + 3, before_b + 5));
         change(&[(a, -3), (b, -5)]);
         assert_eq!((get(a), get(b)), (before_a, before_b));
-        thread_parts_add_up(b, before_b);
     }
 
     #[test]
@@ -248,28 +159,6 @@ mod tests {
         assert_eq!(get(Counter::RowsWritten), 0);
         PARTS.get(0)[c].fetch_add(before + 7, Ordering::Relaxed);
         assert_eq!(get(Counter::RowsWritten), before);
-    }
-
-    /// Per-thread parts of `c` (at `before`) add up, also those of threads that ended.
-    fn thread_parts_add_up(c: Counter, before: u64) {
-        thread_change(&[(c, 4)]);
-        assert_eq!(get(c), before + 4);
-        // Another thread counts, then ends: its counts stay, and its part leaves the list (no
-        // other test counts per thread).
-        let listed = threads().len();
-        std::thread::spawn(move || thread_change(&[(c, 10)]))
-            .join()
-            .unwrap();
-        assert_eq!(get(c), before + 14);
-        assert_eq!(threads().len(), listed);
-        std::thread::spawn(move || thread_change(&[(c, -14)]))
-            .join()
-            .unwrap();
-        assert_eq!(get(c), before);
-        // Per-CPU and per-thread parts of one counter add up.
-        add(c, 2);
-        thread_change(&[(c, -2)]);
-        assert_eq!(get(c), before);
     }
 
     #[test]

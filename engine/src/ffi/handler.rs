@@ -384,7 +384,7 @@ pub unsafe extern "C" fn rheap_write_row(h: *mut rheap_handler, buf: *const u8) 
         };
         if r == Err(Error::TableFull) && h.internal {
             // The server now moves this internal table to its on-disk engine.
-            status::thread_change(&[(Counter::TmpTablesConverted, 1)]);
+            status::add(Counter::TmpTablesConverted, 1);
         }
         h.note(r)?;
         // An internal table's rows are counted when it closes, with its other counters: one
@@ -392,7 +392,7 @@ pub unsafe extern "C" fn rheap_write_row(h: *mut rheap_handler, buf: *const u8) 
         if h.internal {
             h.rows_unreported += 1;
         } else {
-            status::thread_change(&[(Counter::RowsWritten, 1)]);
+            status::add(Counter::RowsWritten, 1);
         }
         h.count_change(&mut table);
         Ok(())

@@ -61,7 +61,7 @@ pub struct Share {
 impl Share {
     pub fn new(table: Table, for_memory: bool) -> Result<Share> {
         let thr_lock = ThrLock::new()?;
-        status::thread_change(&[(Counter::TablesLive, 1)]);
+        status::add(Counter::TablesLive, 1);
         Ok(Share {
             table: RwLock::new(table),
             thr_lock,
@@ -77,7 +77,7 @@ fn poisoned() -> Error {
 
 impl Drop for Share {
     fn drop(&mut self) {
-        status::thread_change(&[(Counter::TablesLive, -1)]);
+        status::sub(Counter::TablesLive, 1);
     }
 }
 
@@ -110,7 +110,7 @@ pub struct Internal {
 impl Internal {
     /// A new internal temporary table: one more served, and live.
     pub fn new(table: Table, key: Option<DefKey>) -> Internal {
-        status::thread_change(&[(Counter::TablesLive, 1), (Counter::TmpTablesCreated, 1)]);
+        status::change(&[(Counter::TablesLive, 1), (Counter::TmpTablesCreated, 1)]);
         Internal {
             table,
             accounted: 0,
@@ -158,7 +158,7 @@ impl Internal {
     /// Open again, as a new table. The blocks it kept stay counted as cached.
     /// It serves one more internal temporary table, built earlier (`Rheap_tmp_tables_reused`).
     pub fn revive(&mut self) {
-        status::thread_change(&[
+        status::change(&[
             (Counter::TablesLive, 1),
             (Counter::TmpTablesCreated, 1),
             (Counter::TmpTablesReused, 1),
@@ -191,7 +191,7 @@ impl Internal {
     /// What dropping a live table undoes: its count, and its memory in the thread's accounting;
     /// and its rows are counted.
     fn release(&mut self) {
-        status::thread_change(&[
+        status::change(&[
             (Counter::TablesLive, -1),
             (
                 Counter::RowsWritten,
