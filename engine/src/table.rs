@@ -163,6 +163,24 @@ impl Scratch {
     }
 }
 
+/// Stores `packed` in a new slot of `store`, and counts in `ledger` the HEAP block the row
+/// starts (`new_block`, as [`Table::room_for`] said): what every write does once no key
+/// refuses the row. Of the two parts, not the table, so that a write holding an index can
+/// call it too.
+#[inline(always)]
+fn insert_row(
+    store: &mut RowStore,
+    ledger: &mut HeapLedger,
+    packed: &[u8],
+    new_block: bool,
+) -> Result<Pos> {
+    let pos = store.insert(packed)?;
+    if new_block {
+        ledger.add_block();
+    }
+    Ok(pos)
+}
+
 impl Table {
     pub fn new(def: TableDef, create_time: i64) -> Table {
         let max_records = def.max_records();
@@ -324,10 +342,7 @@ impl Table {
             // No key (information_schema's tables): no image, no duplicate, no scratch buffer;
             // the whole write is this, inline in the handler's write_row.
             let (_, new_block) = self.room_for(packed)?;
-            let pos = self.store.insert(packed)?;
-            if new_block {
-                self.ledger.add_block();
-            }
+            let pos = insert_row(&mut self.store, &mut self.ledger, packed, new_block)?;
             self.key_version += 1;
             return Ok(pos);
         }
@@ -396,10 +411,7 @@ impl Table {
         if let Some(k) = (0..images.len()).find(|&k| self.is_duplicate(k, &images[k])) {
             return self.mirror_duplicate(k, packed, count, new_block);
         }
-        let pos = self.store.insert(packed)?;
-        if new_block {
-            self.ledger.add_block();
-        }
+        let pos = insert_row(&mut self.store, &mut self.ledger, packed, new_block)?;
         for (k, img) in images.iter().enumerate() {
             if self.def.keys[k].algorithm == Algorithm::Hash {
                 self.index_ledgers[k].take_hash_entry(count);
@@ -450,10 +462,7 @@ impl Table {
             &mut self.index_ledgers[0],
         );
         let placed = hash.insert_unique_with(&img.bytes, || {
-            let pos = store.insert(packed)?;
-            if new_block {
-                ledger.add_block();
-            }
+            let pos = insert_row(store, ledger, packed, new_block)?;
             hash_ledger.take_hash_entry(count);
             Ok(pos)
         });

@@ -272,7 +272,7 @@ impl BlockCache {
     /// Whether the cached and claimed bytes are within the bound: not so after the bound was
     /// lowered while tables in use held claimed blocks, until those tables give them back.
     pub fn within_bound(&self) -> bool {
-        self.bytes.load(Ordering::Relaxed) <= self.limit()
+        self.cached_bytes() <= self.limit()
     }
 
     /// Bytes in cached blocks, claimed ones included.
