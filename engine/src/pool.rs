@@ -80,7 +80,14 @@ impl<T> Pool<T> {
 
     /// Objects held, over every part.
     pub fn len(&self) -> usize {
-        (0..MAX_PARTS).map(|i| self.lock(i).len()).sum()
+        self.fold(0, |n, _| n + 1)
+    }
+
+    /// `f` over every object held, part by part (each part locked while it is read).
+    pub fn fold<A>(&self, init: A, mut f: impl FnMut(A, &T) -> A) -> A {
+        (0..MAX_PARTS).fold(init, |acc, i| {
+            self.lock(i).iter().fold(acc, |acc, (_, x)| f(acc, x))
+        })
     }
 
     pub fn is_empty(&self) -> bool {

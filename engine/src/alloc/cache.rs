@@ -39,7 +39,9 @@ pub struct BlockCache {
     bytes: AtomicU64,
     /// Bytes of blocks claimed for kept tables ([`BlockCache::claim`]).
     claimed: AtomicU64,
-    limit: AtomicU64,
+    /// The bound, on cache lines of its own: `bytes` changes with every block taken or given,
+    /// from every CPU, while the bound is only read.
+    bound: Padded<Bound>,
     /// Whether this is the server's cache, whose counters are the status variables.
     counted: bool,
 }
@@ -50,6 +52,13 @@ impl std::fmt::Debug for BlockCache {
             .field("bytes", &self.cached_bytes())
             .finish()
     }
+}
+
+/// The bound, and how many times it was set.
+#[derive(Debug)]
+struct Bound {
+    limit: AtomicU64,
+    changes: AtomicU64,
 }
 
 /// The server's cache.
@@ -109,7 +118,10 @@ impl BlockCache {
             ),
             bytes: AtomicU64::new(0),
             claimed: AtomicU64::new(0),
-            limit: AtomicU64::new(limit),
+            bound: Padded(Bound {
+                limit: AtomicU64::new(limit),
+                changes: AtomicU64::new(0),
+            }),
             counted,
         }
     }
@@ -247,7 +259,9 @@ impl BlockCache {
     /// Sets the bound, and returns cached blocks above it to the system (shard by shard, each
     /// one's largest first).
     pub fn set_limit(&self, bytes: u64) {
-        self.limit.store(bytes, Ordering::Relaxed);
+        self.bound.0.limit.store(bytes, Ordering::Relaxed);
+        // After the new bound: whoever sees this count sees that bound (`bound_changes`).
+        self.bound.0.changes.fetch_add(1, Ordering::Release);
         let mut freed = Vec::new();
         for i in 0..self.shards.in_use() {
             let mut pool = self.lock(i);
@@ -266,7 +280,14 @@ impl BlockCache {
     }
 
     pub fn limit(&self) -> u64 {
-        self.limit.load(Ordering::Relaxed)
+        self.bound.0.limit.load(Ordering::Relaxed)
+    }
+
+    /// How many times the bound was set: read before a check against the bound, it tells a
+    /// later reader whether that check still holds (the same count: the bound has not changed
+    /// since).
+    pub fn bound_changes(&self) -> u64 {
+        self.bound.0.changes.load(Ordering::Acquire)
     }
 
     /// Whether the cached and claimed bytes are within the bound: not so after the bound was
@@ -285,7 +306,7 @@ impl BlockCache {
     pub fn release_all(&self) {
         let limit = self.limit();
         self.set_limit(0);
-        self.limit.store(limit, Ordering::Relaxed);
+        self.set_limit(limit);
         // The lists' own memory too: the library stays mapped after unloading, and its
         // statics with it, so whatever they hold would be held until the process ends.
         for i in 0..self.shards.in_use() {
@@ -371,6 +392,16 @@ mod tests {
         cache.unclaim(2 * 4096);
         cache.release_all();
         assert_eq!(cache.cached_bytes(), 0);
+    }
+
+    #[test]
+    fn setting_the_bound_is_counted() {
+        let cache = BlockCache::new(4096, false);
+        let before = cache.bound_changes();
+        cache.set_limit(8192);
+        assert_eq!((cache.limit(), cache.bound_changes()), (8192, before + 1));
+        cache.release_all();
+        assert_eq!(cache.limit(), 8192, "releasing everything keeps the bound");
     }
 
     #[test]

@@ -24,7 +24,7 @@ pub extern "C" fn rheap_plugin_init() -> c_int {
 #[no_mangle]
 pub extern "C" fn rheap_status_value(i: u32) -> u64 {
     guard_value("rheap_status_value", 0, || {
-        Ok(status::Counter::from_index(i as usize).map_or(0, status::get))
+        Ok(status::Counter::from_index(i as usize).map_or(0, super::recycle::counter))
     })
 }
 

@@ -12,6 +12,7 @@
 use super::definition::DefKey;
 use super::share::Internal;
 use crate::pool::Pool;
+use crate::status::{self, Counter};
 
 /// Tables kept per CPU: a statement's few shapes, for the next statements.
 const PER_CPU: usize = 64;
@@ -40,4 +41,18 @@ pub fn give(mut t: Box<Internal>) {
 /// Drops every kept table (plugin deinit, before the block cache lets its blocks go).
 pub fn release_all() {
     drop(POOL.drain());
+}
+
+/// Counter `c` as `SHOW STATUS` shows it. A kept table is not live, and its last use's rows
+/// were written, but it changes the counters only when it serves again or goes
+/// ([`Internal::retire`]): here, kept tables are taken out of `Rheap_tables_live` and their
+/// rows added to `Rheap_rows_written`. (While a table moves between a handler and the pool, or
+/// is pushed out and not yet dropped, it briefly counts as live and its rows are missing.)
+pub fn counter(c: Counter) -> u64 {
+    let n = status::get(c);
+    match c {
+        Counter::TablesLive => n.saturating_sub(POOL.len() as u64),
+        Counter::RowsWritten => POOL.fold(n, |n, t| n.wrapping_add(t.rows_written)),
+        _ => n,
+    }
 }

@@ -93,22 +93,25 @@ pub struct Internal {
     poisoned: bool,
     /// The key of the definition it was built from, when it may serve again (`recycle`).
     key: Option<DefKey>,
-    /// Closed and kept for reuse: not live, nothing accounted.
-    retired: bool,
     /// Bytes of its blocks that count as cached (claimed from the block cache's bound): those
     /// it kept when it was last retired, for as long as it holds them, also while a statement
     /// uses it again. So a table kept from statement to statement claims its blocks once, not
     /// at every statement: a claim moves counters that every connection shares.
     kept: u64,
-    /// Rows written since it was opened, counted in `Rheap_rows_written` when it closes, with
-    /// its other counters (one change per table, not per row).
+    /// [`BlockCache::bound_changes`] when `kept` was last known to be within the bound.
+    ///
+    /// [`BlockCache::bound_changes`]: crate::alloc::cache::BlockCache::bound_changes
+    bound_seen: u64,
+    /// Rows written and not yet counted in `Rheap_rows_written`: those of its last use,
+    /// counted with the next change of its counters (one per statement, not per row).
     pub rows_written: u64,
     /// What its last handler left for the next one.
     pub buffers: Buffers,
 }
 
 impl Internal {
-    /// A new internal temporary table: one more served, and live.
+    /// A new internal temporary table: one more built (served, see
+    /// [`Counter::TmpTablesCreated`]), and live.
     pub fn new(table: Table, key: Option<DefKey>) -> Internal {
         status::change(&[(Counter::TablesLive, 1), (Counter::TmpTablesCreated, 1)]);
         Internal {
@@ -116,8 +119,8 @@ impl Internal {
             accounted: 0,
             poisoned: false,
             key,
-            retired: false,
             kept: 0,
+            bound_seen: 0,
             rows_written: 0,
             buffers: Buffers::default(),
         }
@@ -131,8 +134,16 @@ impl Internal {
     /// At close: empties the table and keeps it as a new one, if it can serve again (built from
     /// a key, not poisoned). Its blocks stay with it when they are at most `keep_up_to` bytes
     /// and the block cache has room to count them as cached ([`BlockCache::claim`]), else they
-    /// go back to the cache. Then it is no longer live and its memory is no longer the
-    /// thread's, as when it is dropped. Returns the key's tag when it is kept.
+    /// go back to the cache. Then its memory is no longer the thread's, as when it is dropped.
+    /// Returns the key's tag when it is kept.
+    ///
+    /// A kept table is not live, yet it stays in `Rheap_tables_live`'s count and its rows stay
+    /// out of `Rheap_rows_written`'s until it serves again or goes ([`revive`](Self::revive),
+    /// `drop`), which [`recycle::counter`] makes up for while it is kept: so a table used
+    /// statement after statement changes the counters, which every connection shares, once
+    /// per statement rather than twice.
+    ///
+    /// [`recycle::counter`]: super::recycle::counter
     ///
     /// [`BlockCache::claim`]: crate::alloc::cache::BlockCache::claim
     pub fn retire(&mut self, keep_up_to: u64) -> Option<u64> {
@@ -150,35 +161,49 @@ impl Internal {
                 return None;
             }
         }
-        self.release();
-        self.retired = true;
+        self.release_memory();
         Some(tag)
     }
 
     /// Open again, as a new table. The blocks it kept stay counted as cached.
-    /// It serves one more internal temporary table, built earlier (`Rheap_tmp_tables_reused`).
+    /// It serves one more internal temporary table, built earlier (`Rheap_tmp_tables_reused`),
+    /// and its last use's rows are counted. `Rheap_tables_live` does not change: the table left
+    /// it when retired and comes back now, two changes that cancel out, so neither is made.
     pub fn revive(&mut self) {
         status::change(&[
-            (Counter::TablesLive, 1),
-            (Counter::TmpTablesCreated, 1),
             (Counter::TmpTablesReused, 1),
+            (
+                Counter::RowsWritten,
+                std::mem::take(&mut self.rows_written) as i64,
+            ),
         ]);
-        self.retired = false;
     }
 
     /// Makes `bytes` of its blocks the ones counted as cached. False when the cache's bound has
     /// no room for more (its claim then unchanged), or when what it claims is over the bound
     /// (lowered, by `rheap_block_cache_size`, since it claimed them): then it should keep none.
     fn claim(&mut self, bytes: u64) -> bool {
+        // Read first: a bound set from now on changes it, and is checked next time.
+        let changes = cache::CACHE.bound_changes();
         if bytes > self.kept {
             if !cache::CACHE.claim(bytes - self.kept) {
                 return false;
             }
+            // Claimed under the bound, with every other cached and claimed byte.
+            self.bound_seen = changes;
         } else if bytes < self.kept {
             cache::CACHE.unclaim(self.kept - bytes);
         }
         self.kept = bytes;
-        bytes == 0 || cache::CACHE.within_bound()
+        // The bound's total is read (a count every CPU changes) only after the bound was set.
+        if bytes == 0 || changes == self.bound_seen {
+            return true;
+        }
+        let within = cache::CACHE.within_bound();
+        if within {
+            self.bound_seen = changes;
+        }
+        within
     }
 
     /// None of its blocks count as cached any more: they are a table's again.
@@ -188,16 +213,8 @@ impl Internal {
         }
     }
 
-    /// What dropping a live table undoes: its count, and its memory in the thread's accounting;
-    /// and its rows are counted.
-    fn release(&mut self) {
-        status::change(&[
-            (Counter::TablesLive, -1),
-            (
-                Counter::RowsWritten,
-                std::mem::take(&mut self.rows_written) as i64,
-            ),
-        ]);
+    /// Its memory is no longer in the running thread's accounting.
+    fn release_memory(&mut self) {
         move_to_thread(-(self.accounted as i64));
         self.accounted = 0;
     }
@@ -226,9 +243,15 @@ impl Drop for Internal {
     fn drop(&mut self) {
         // Blocks it kept are a table's again, and go back to the cache as any dropped table's.
         self.claim_none();
-        if !self.retired {
-            self.release();
-        }
+        // Live or kept, it still counts in `Rheap_tables_live`, and its rows are not counted.
+        status::change(&[
+            (Counter::TablesLive, -1),
+            (
+                Counter::RowsWritten,
+                std::mem::take(&mut self.rows_written) as i64,
+            ),
+        ]);
+        self.release_memory();
     }
 }
 
