@@ -2,12 +2,14 @@
 //!
 //! ```text
 //! rheap-bench [--full | --smoke] [--workload NAME]... [--system NAME]...
-//!             [--clients 1,4,16] [--rounds N] [--cell-secs S]
+//!             [--clients 1,4,16] [--rounds N] [--cell-secs S] [--starts N]
 //! ```
 //!
 //! Default (quick, about 3 minutes): every workload, 1, 4 and 16 clients, 25 rounds of 0.05 s.
-//! `--full`: 1, 4, 16 and 64 clients, 40 rounds of 0.25 s. `--smoke`: one tiny round, checking that
-//! results agree and the report is written. Systems: `stock`, `rheap` (default both),
+//! `--full`: 1, 4, 16 and 64 clients, 40 rounds of 0.25 s, over 4 starts of the servers.
+//! `--starts N`: the rounds split over N processes of each server, restarted between them
+//! (`run::Plan::starts`: what one process's luck adds to a ratio then averages out).
+//! `--smoke`: one tiny round, checking that results agree and the report is written. Systems: `stock`, `rheap` (default both),
 //! `rheap-off`, `rheap-b` (another build, from `RHEAP_B_PLUGIN_DIR`) and `stock-aria`; each at
 //! tmp_table_size = max_heap_table_size = 16M and 16G.
 
@@ -40,11 +42,12 @@ struct Args {
     clients: Option<Vec<usize>>,
     rounds: Option<usize>,
     cell: Option<Duration>,
+    starts: Option<usize>,
 }
 
 const USAGE: &str =
     "usage: rheap-bench [--full | --smoke] [--workload NAME]... [--system NAME]... \
-                     [--clients 1,4,16] [--rounds N] [--cell-secs S]";
+                     [--clients 1,4,16] [--rounds N] [--cell-secs S] [--starts N]";
 
 fn parse_args() -> Result<Args> {
     let mut a = Args {
@@ -54,6 +57,7 @@ fn parse_args() -> Result<Args> {
         clients: None,
         rounds: None,
         cell: None,
+        starts: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -88,6 +92,7 @@ fn parse_args() -> Result<Args> {
                 );
             }
             "--rounds" => a.rounds = Some(value()?.parse().context("--rounds N")?),
+            "--starts" => a.starts = Some(value()?.parse().context("--starts N")?),
             "--cell-secs" => {
                 a.cell = Some(Duration::from_secs_f64(
                     value()?.parse().context("--cell-secs S")?,
@@ -105,13 +110,13 @@ fn parse_args() -> Result<Args> {
 
 impl Args {
     fn plan(&self) -> Plan {
-        let (clients, rounds, cell, warmup) = match self.mode {
+        let (clients, rounds, cell, warmup, starts) = match self.mode {
             // Many short rounds rather than a few long ones: the machine's speed moves in spells
             // of a tenth of a second or more, which longer cells do not average out, while
             // more rounds (each pairing configurations a few cells apart) do.
-            Mode::Quick => (vec![1, 4, 16], 25, 0.05, 0.15),
-            Mode::Full => (vec![1, 4, 16, 64], 40, 0.25, 0.5),
-            Mode::Smoke => (vec![1], 1, 0.1, 0.0),
+            Mode::Quick => (vec![1, 4, 16], 25, 0.05, 0.15, 1),
+            Mode::Full => (vec![1, 4, 16, 64], 40, 0.25, 0.5, 4),
+            Mode::Smoke => (vec![1], 1, 0.1, 0.0, 1),
         };
         Plan {
             workloads: if self.workloads.is_empty() {
@@ -123,6 +128,7 @@ impl Args {
             rounds: self.rounds.unwrap_or(rounds).max(1),
             cell: self.cell.unwrap_or(Duration::from_secs_f64(cell)),
             warmup: Duration::from_secs_f64(warmup),
+            starts: self.starts.unwrap_or(starts).max(1),
         }
     }
 }
@@ -159,7 +165,7 @@ fn bench() -> Result<()> {
         "starting {n_configs} servers and loading {} tables into each ...",
         schema.tables.len()
     );
-    let configs = start_all(&systems, &schema)?;
+    let mut configs = start_all(&systems, &schema)?;
     let labels: Vec<String> = configs.iter().map(Configuration::label).collect();
 
     eprintln!(
@@ -175,13 +181,15 @@ fn bench() -> Result<()> {
     );
 
     eprintln!(
-        "[{:.0?}] measuring {} cells per round, {} rounds (about {:.0?}) ...",
+        "[{:.0?}] measuring {} cells per round, {} rounds over {} start(s) of the servers \
+         (about {:.0?}) ...",
         started.elapsed(),
         plan.cells_per_round(configs.len()),
         plan.rounds,
+        plan.starts(),
         plan.estimate(configs.len())
     );
-    let measured = run::run(&plan, &configs, &iterations)?;
+    let measured = run::run(&plan, &mut configs, &iterations)?;
 
     eprintln!(
         "[{:.0?}] counting mmap/munmap with strace ...",
@@ -299,7 +307,7 @@ fn build_report(
                         .collect();
                     ClientsRow {
                         clients,
-                        ratios: report::ratios(&configurations, &cells),
+                        ratios: report::ratios(&configurations, &cells, plan.starts()),
                         cells,
                     }
                 })
@@ -320,6 +328,7 @@ fn build_report(
             rounds: plan.rounds,
             cell_seconds: plan.cell.as_secs_f64(),
             warmup_seconds: plan.warmup.as_secs_f64(),
+            starts: plan.starts(),
             clients: plan.clients.clone(),
         },
         configurations,

@@ -27,6 +27,8 @@ pub struct Method {
     pub rounds: usize,
     pub cell_seconds: f64,
     pub warmup_seconds: f64,
+    /// How many times each server was started for the timed rounds (`run::Plan::starts`).
+    pub starts: usize,
     pub clients: Vec<usize>,
 }
 
@@ -85,9 +87,7 @@ pub struct Ratio {
     /// within seconds of each other, so the machine's drift from round to round, which moves
     /// both alike, cancels out of each round's ratio; the acceptance bounds use this one.
     pub paired: f64,
-    /// A 95% confidence interval of `paired`, free of any assumption on the rounds' spread:
-    /// the order statistics of the rounds' ratios that bracket their median with at least 95%
-    /// probability (all of them, with fewer than 6 rounds).
+    /// A 95% confidence interval of `paired` ([`paired_interval`]).
     pub paired_95: [f64; 2],
 }
 
@@ -103,8 +103,8 @@ pub const ACCEPTANCE_CLIENTS: usize = 16;
 
 /// The ratios of one row: each other system over the first at the same size, each system's
 /// largest size over its smallest, and each other system at the largest size over the first
-/// system at the smallest.
-pub fn ratios(configs: &[ConfigResult], cells: &[Cell]) -> Vec<Ratio> {
+/// system at the smallest. The rounds ran over `starts` starts of the servers.
+pub fn ratios(configs: &[ConfigResult], cells: &[Cell], starts: usize) -> Vec<Ratio> {
     let mut systems: Vec<&str> = Vec::new();
     let mut sizes: Vec<&str> = Vec::new();
     for c in configs {
@@ -129,7 +129,7 @@ pub fn ratios(configs: &[ConfigResult], cells: &[Cell]) -> Vec<Ratio> {
                     name,
                     value: n.stmt_per_s / d.stmt_per_s,
                     paired: paired_ratio(&n.rounds, &d.rounds),
-                    paired_95: paired_interval(&n.rounds, &d.rounds),
+                    paired_95: paired_interval(&n.rounds, &d.rounds, starts),
                 });
             }
         }
@@ -173,11 +173,17 @@ fn per_round(num: &[f64], den: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-/// A 95% confidence interval of [`paired_ratio`]: with `n` ratios sorted, the `j`-th from each
-/// end (counting from 1), where `j` = ⌊n/2 − 0.98·√n⌋ is the largest count that a
-/// binomial(n, ½) falls below with at most 2.5% probability (its normal approximation); the
-/// whole range for fewer than 6 ratios.
-pub fn paired_interval(num: &[f64], den: &[f64]) -> [f64; 2] {
+/// A 95% confidence interval of [`paired_ratio`], free of any assumption on the rounds' spread.
+///
+/// Rounds that all ran on the same server processes (`starts` = 1): with `n` ratios sorted,
+/// the `j`-th from each end (counting from 1), where `j` = ⌊n/2 − 0.98·√n⌋ is the largest
+/// count that a binomial(n, ½) falls below with at most 2.5% probability (its normal
+/// approximation); the whole range for fewer than 6 ratios. Over several starts, the rounds of
+/// one start share its processes' luck and are not independent: [`start_bootstrap`].
+pub fn paired_interval(num: &[f64], den: &[f64], starts: usize) -> [f64; 2] {
+    if starts > 1 {
+        return start_bootstrap(num, den, starts);
+    }
     let mut v = per_round(num, den);
     v.sort_by(f64::total_cmp);
     let n = v.len();
@@ -191,6 +197,42 @@ pub fn paired_interval(num: &[f64], den: &[f64]) -> [f64; 2] {
         j - 1
     };
     [v[k], v[n - 1 - k]]
+}
+
+/// Resamples drawn by [`start_bootstrap`].
+const RESAMPLES: usize = 2000;
+
+/// The interval of [`paired_interval`] over `starts` starts (their rounds split as
+/// [`crate::run::start_rounds`] does): a bootstrap that resamples whole starts. Each of
+/// [`RESAMPLES`] resamples (seeded) draws `starts` starts with replacement and takes the median
+/// of all their rounds' ratios; the interval is the 2.5th and 97.5th percentiles of those
+/// medians.
+fn start_bootstrap(num: &[f64], den: &[f64], starts: usize) -> [f64; 2] {
+    let n = num.len().min(den.len());
+    let groups: Vec<Vec<f64>> = (0..starts)
+        .map(|s| {
+            let r = crate::run::start_rounds(n, starts, s);
+            per_round(&num[r.clone()], &den[r])
+        })
+        .collect();
+    if groups.iter().all(Vec::is_empty) {
+        return [0.0; 2];
+    }
+    let mut rng = crate::schema::Rng::new(0x5747_2b00_75ed);
+    let mut medians: Vec<f64> = (0..RESAMPLES)
+        .map(|_| {
+            let pooled: Vec<f64> = (0..starts)
+                .flat_map(|_| &groups[rng.range(0, starts as u64 - 1) as usize])
+                .copied()
+                .collect();
+            crate::run::median_spread(&pooled).0
+        })
+        .collect();
+    medians.sort_by(f64::total_cmp);
+    [
+        medians[RESAMPLES * 25 / 1000],
+        medians[RESAMPLES * 975 / 1000 - 1],
+    ]
 }
 
 /// 37272.4 → "37,272".
@@ -246,8 +288,17 @@ impl Report {
         let _ = writeln!(
             out,
             "Statements/s, median of {} rounds of {:.2} s per cell (± half the range of the \
-             rounds); best of each row in bold.\n",
-            m.rounds, m.cell_seconds
+             rounds){}; best of each row in bold.\n",
+            m.rounds,
+            m.cell_seconds,
+            if m.starts > 1 {
+                format!(
+                    ", each server restarted between {} runs of rounds",
+                    m.starts
+                )
+            } else {
+                String::new()
+            }
         );
         let ratio_names: Vec<String> = self
             .workloads
@@ -397,7 +448,7 @@ mod tests {
         // smallest and the 40th largest (the 61st smallest), as the usual tables give.
         let num: Vec<f64> = (1..=100).map(f64::from).collect();
         let den = vec![100.0; 100];
-        let [lo, hi] = paired_interval(&num, &den);
+        let [lo, hi] = paired_interval(&num, &den, 1);
         assert!(
             (lo - 0.40).abs() < 1e-12 && (hi - 0.61).abs() < 1e-12,
             "{lo} {hi}"
@@ -406,10 +457,31 @@ mod tests {
         assert!(lo <= m && m <= hi);
         // Few rounds: the whole range.
         assert_eq!(
-            paired_interval(&[1.0, 3.0, 2.0], &[1.0, 1.0, 1.0]),
+            paired_interval(&[1.0, 3.0, 2.0], &[1.0, 1.0, 1.0], 1),
             [1.0, 3.0]
         );
-        assert_eq!(paired_interval(&[], &[]), [0.0, 0.0]);
+        assert_eq!(paired_interval(&[], &[], 1), [0.0, 0.0]);
+    }
+
+    #[test]
+    fn over_several_starts_the_interval_resamples_whole_starts() {
+        // Four starts of 50 rounds; within each the ratios are alike (one start's luck), and
+        // the starts differ: 0.96, 0.99, 1.01, 1.04. Rounds taken as independent would give a
+        // narrow interval around 1; whole starts give one as wide as the starts' spread.
+        let starts = [0.96, 0.99, 1.01, 1.04];
+        let num: Vec<f64> = starts
+            .iter()
+            .flat_map(|&r| (0..50).map(move |i| r + f64::from(i) * 1e-5))
+            .collect();
+        let den = vec![1.0; num.len()];
+        let [lo, hi] = paired_interval(&num, &den, 4);
+        let [naive_lo, naive_hi] = paired_interval(&num, &den, 1);
+        assert!(lo <= 0.97 && hi >= 1.03, "{lo} {hi}");
+        assert!(lo < naive_lo && hi > naive_hi);
+        let m = paired_ratio(&num, &den);
+        assert!(lo <= m && m <= hi);
+        assert_eq!(paired_interval(&num, &den, 4), [lo, hi], "seeded");
+        assert_eq!(paired_interval(&[], &[], 4), [0.0, 0.0]);
     }
 
     #[test]
@@ -471,7 +543,7 @@ mod tests {
                             .collect();
                         ClientsRow {
                             clients,
-                            ratios: ratios(&configurations, &cells),
+                            ratios: ratios(&configurations, &cells, 2),
                             cells,
                         }
                     })
@@ -489,6 +561,7 @@ mod tests {
                 rounds: 3,
                 cell_seconds: 1.5,
                 warmup_seconds: 0.3,
+                starts: 2,
                 clients: vec![1, 4, 16],
             },
             configurations,

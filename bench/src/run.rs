@@ -2,6 +2,14 @@
 //! interleaved so that the machine's noise falls on every configuration alike, the first round
 //! a warm-up that is not counted. Only one configuration is measured at any moment.
 //!
+//! The rounds may be split in several *starts* ([`Plan::starts`]): before each, every server
+//! is restarted (a clean shutdown and a start on its datadir), and a warm-up round runs again.
+//! A server process's layout in memory (where ASLR, its heap and the kernel put things) gives
+//! it a speed of its own: on this machine, rheap at 16G and at 16M (which it runs alike)
+//! differed by 1.5% over a whole run of 300 rounds, with an interval of 1.009–1.024. With one
+//! process per configuration that luck goes whole into a ratio; over several starts it averages
+//! out, and the ratios' intervals resample whole starts (`report::paired_interval`).
+//!
 //! Within a round the configurations of a cell come in a fresh (seeded) random order: a fixed
 //! or rotated order would have each configuration follow mostly the same other one, whose
 //! after-effects (caches it left cold, the kernel's work on what it unmapped) would then fall
@@ -28,6 +36,10 @@ pub struct Plan {
     pub cell: Duration,
     /// Length of one cell in the warm-up round (zero: no warm-up).
     pub warmup: Duration,
+    /// How many times the servers are started for the timed rounds (at least 1): the rounds
+    /// are split evenly between the starts, each start after a restart of every server (but
+    /// the first) and a warm-up round.
+    pub starts: usize,
 }
 
 impl Plan {
@@ -35,10 +47,27 @@ impl Plan {
         self.workloads.len() * self.clients.len() * configs
     }
 
-    /// Roughly how long the timed rounds take.
+    /// Roughly how long the timed rounds take (restarts not counted).
     pub fn estimate(&self, configs: usize) -> Duration {
-        (self.cell * self.rounds as u32 + self.warmup) * self.cells_per_round(configs) as u32
+        (self.cell * self.rounds as u32 + self.warmup * self.starts() as u32)
+            * self.cells_per_round(configs) as u32
     }
+
+    /// [`starts`](Self::starts), at least 1 and at most one per round.
+    pub fn starts(&self) -> usize {
+        self.starts.clamp(1, self.rounds.max(1))
+    }
+
+    /// How many counted rounds start `s` runs (`0..starts()`): an even split.
+    pub fn rounds_in_start(&self, s: usize) -> usize {
+        start_rounds(self.rounds, self.starts(), s).len()
+    }
+}
+
+/// Which of `rounds` counted rounds (their indices in a cell's rounds) start `s` of `starts`
+/// ran: an even split, in order.
+pub fn start_rounds(rounds: usize, starts: usize, s: usize) -> std::ops::Range<usize> {
+    s * rounds / starts..(s + 1) * rounds / starts
 }
 
 /// The order of a cell's configurations in each round: a seeded shuffle, the same from run to
@@ -82,10 +111,11 @@ pub struct Measurements {
     pub cells: Vec<Vec<Vec<Samples>>>,
 }
 
-/// Runs the plan over the running configurations; `iterations[w]` is workload `w`'s iteration.
+/// Runs the plan over the running configurations (restarting them between starts);
+/// `iterations[w]` is workload `w`'s iteration.
 pub fn run(
     plan: &Plan,
-    configs: &[Configuration],
+    configs: &mut [Configuration],
     iterations: &[Arc<Vec<String>>],
 ) -> Result<Measurements> {
     let mut m = Measurements {
@@ -94,38 +124,62 @@ pub fn run(
             plan.workloads.len()
         ],
     };
-    // Each configuration's connections stay open for the whole run, so that no cell pays for
-    // (or overlaps with) connecting and disconnecting clients.
     let most = plan.clients.iter().copied().max().unwrap_or(0);
-    let mut conns = configs
-        .iter()
-        .map(|c| (0..most).map(|_| c.conn()).collect::<Result<Vec<_>>>())
-        .collect::<Result<Vec<_>>>()?;
     let warm = usize::from(!plan.warmup.is_zero());
     let mut order = Order::new();
-    let mut progress = Progress::new((plan.rounds + warm) * plan.cells_per_round(configs.len()));
-    for round in 0..plan.rounds + warm {
-        let counted = round >= warm;
-        let cell = if counted { plan.cell } else { plan.warmup };
-        for (w, workload) in plan.workloads.iter().enumerate() {
-            for (k, &clients) in plan.clients.iter().enumerate() {
-                for c in order.shuffled(configs.len()) {
-                    let rate = measure(&mut conns[c][..clients], &iterations[w], cell)?;
-                    if counted {
-                        m.cells[w][k][c].stmt_per_s.push(rate);
+    let mut progress =
+        Progress::new((plan.rounds + warm * plan.starts()) * plan.cells_per_round(configs.len()));
+    let mut counted_before = 0;
+    for start in 0..plan.starts() {
+        if start > 0 {
+            restart_all(configs)?;
+        }
+        // Each configuration's connections stay open for the whole start, so that no cell
+        // pays for (or overlaps with) connecting and disconnecting clients.
+        let mut conns = configs
+            .iter()
+            .map(|c| (0..most).map(|_| c.conn()).collect::<Result<Vec<_>>>())
+            .collect::<Result<Vec<_>>>()?;
+        let rounds = plan.rounds_in_start(start);
+        for round in 0..rounds + warm {
+            let counted = round >= warm;
+            let cell = if counted { plan.cell } else { plan.warmup };
+            for (w, workload) in plan.workloads.iter().enumerate() {
+                for (k, &clients) in plan.clients.iter().enumerate() {
+                    for c in order.shuffled(configs.len()) {
+                        let rate = measure(&mut conns[c][..clients], &iterations[w], cell)?;
+                        if counted {
+                            m.cells[w][k][c].stmt_per_s.push(rate);
+                        }
+                        progress.step(&format!(
+                            "start {}/{} round {}{} {} {clients} clients {}",
+                            start + 1,
+                            plan.starts(),
+                            counted_before + round + 1 - warm,
+                            if counted { "" } else { " (warm-up)" },
+                            workload.name,
+                            configs[c].label()
+                        ));
                     }
-                    progress.step(&format!(
-                        "round {}{} {} {clients} clients {}",
-                        round + 1 - warm,
-                        if counted { "" } else { " (warm-up)" },
-                        workload.name,
-                        configs[c].label()
-                    ));
                 }
             }
         }
+        counted_before += rounds;
     }
     Ok(m)
+}
+
+/// Restarts every configuration's server, all at once.
+fn restart_all(configs: &mut [Configuration]) -> Result<()> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = configs
+            .iter_mut()
+            .map(|c| scope.spawn(move || c.restart()))
+            .collect();
+        handles
+            .into_iter()
+            .try_for_each(|h| h.join().map_err(|_| anyhow!("a restart thread panicked"))?)
+    })
 }
 
 /// A thread per connection (a client each) runs the iteration's statements in a loop (each
@@ -223,6 +277,25 @@ mod tests {
             assert!(first[c] > 50, "{c} came first only {} times", first[c]);
         }
         assert_eq!(Order::new().shuffled(n), Order::new().shuffled(n), "seeded");
+    }
+
+    #[test]
+    fn starts_split_the_rounds_evenly() {
+        let plan = |rounds, starts| super::Plan {
+            workloads: vec![],
+            clients: vec![16],
+            rounds,
+            cell: std::time::Duration::from_millis(50),
+            warmup: std::time::Duration::ZERO,
+            starts,
+        };
+        let split = |p: &super::Plan| -> Vec<usize> {
+            (0..p.starts()).map(|s| p.rounds_in_start(s)).collect()
+        };
+        assert_eq!(split(&plan(300, 10)), vec![30; 10]);
+        assert_eq!(split(&plan(10, 4)), vec![2, 3, 2, 3]);
+        assert_eq!(split(&plan(5, 0)), vec![5], "at least one start");
+        assert_eq!(split(&plan(2, 5)), vec![1, 1], "at most one per round");
     }
 
     #[test]

@@ -181,6 +181,8 @@ pub struct Configuration {
     pub system: Box<dyn SystemUnderTest>,
     pub size: Size,
     pub server: Server,
+    /// The highest peak resident set of the server's earlier processes (before restarts).
+    earlier_peak_rss: Option<u64>,
 }
 
 impl Configuration {
@@ -217,20 +219,36 @@ impl Configuration {
             system,
             size,
             server,
+            earlier_peak_rss: None,
         })
+    }
+
+    /// A clean shutdown of the server and a new process on the same datadir, checked again.
+    pub fn restart(&mut self) -> Result<()> {
+        self.earlier_peak_rss = self.peak_rss();
+        self.server
+            .restart()
+            .with_context(|| format!("restarting {}", self.label()))?;
+        self.system
+            .verify(&mut self.conn()?)
+            .with_context(|| format!("checking {} after its restart", self.label()))
     }
 
     pub fn conn(&self) -> Result<Conn> {
         self.server.conn()
     }
 
-    /// The server's peak resident set so far (`VmHWM`), in bytes.
+    /// The server's peak resident set so far (`VmHWM`), in bytes: the highest of its
+    /// processes' when it was restarted.
     pub fn peak_rss(&self) -> Option<u64> {
-        let pid = self.server.pid()?;
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-        Some(kb * 1024)
+        let now = (|| {
+            let pid = self.server.pid()?;
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+            let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+            let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kb * 1024)
+        })();
+        now.max(self.earlier_peak_rss)
     }
 }
 
