@@ -151,12 +151,15 @@ pub fn run(
                         if counted {
                             m.cells[w][k][c].stmt_per_s.push(rate);
                         }
+                        let round = if counted {
+                            format!("round {}", counted_before + round + 1 - warm)
+                        } else {
+                            "warm-up".to_string()
+                        };
                         progress.step(&format!(
-                            "start {}/{} round {}{} {} {clients} clients {}",
+                            "start {}/{} {round} {} {clients} clients {}",
                             start + 1,
                             plan.starts(),
-                            counted_before + round + 1 - warm,
-                            if counted { "" } else { " (warm-up)" },
                             workload.name,
                             configs[c].label()
                         ));
