@@ -13,9 +13,11 @@
 //! packed:  | fixed | len v1 | v1 | fixed | len b | b's bytes |
 //! ```
 //!
-//! Unpacking rebuilds the record: a VARCHAR's unused bytes are zero, and a BLOB's pointer points
-//! into a buffer the caller keeps for as long as the server may read the record (the handler's
-//! buffer, until its next read).
+//! Unpacking rebuilds the record: a BLOB's pointer points into a buffer the caller keeps for as
+//! long as the server may read the record (the handler's buffer, until its next read). A
+//! VARCHAR's unused bytes are zero, or, for an internal temporary table
+//! ([`RowFormat::for_table`]), left as the buffer held them: the server reads a VARCHAR up to its
+//! length, and MyISAM and Aria leave those bytes alone as well when they unpack a row.
 
 use crate::error::{Error, Result};
 
@@ -53,6 +55,17 @@ impl VarKind {
     }
 }
 
+/// Whose a table is, which decides how it stores its rows ([`RowFormat::for_table`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    /// An ENGINE=RHEAP table.
+    Rheap,
+    /// An ENGINE=MEMORY table rheap serves.
+    Memory,
+    /// One of the server's internal temporary tables.
+    Internal,
+}
+
 /// How a table's records are packed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RowFormat {
@@ -60,12 +73,85 @@ pub struct RowFormat {
     /// In record order, not overlapping.
     vars: Vec<VarField>,
     blobs: bool,
+    /// Unpacking leaves a VARCHAR's room past its length as the buffer held it (else zeros).
+    leave_room: bool,
 }
 
+/// The length a field's length bytes hold (little-endian, 1 to 4 bytes).
+#[inline(always)]
 fn read_len(b: &[u8]) -> usize {
-    let mut v = [0u8; 8];
-    v[..b.len()].copy_from_slice(b);
-    u64::from_le_bytes(v) as usize
+    match *b {
+        [l] => usize::from(l),
+        [l0, l1] => usize::from(u16::from_le_bytes([l0, l1])),
+        _ => {
+            let mut v = [0u8; 8];
+            v[..b.len()].copy_from_slice(b);
+            u64::from_le_bytes(v) as usize
+        }
+    }
+}
+
+/// Copies `n` bytes from `src` to `dst`. A field's run is mostly a few bytes: those take two
+/// loads and two stores that overlap in the middle, as `memcpy` itself does for them, without
+/// the call.
+///
+/// # Safety
+/// `src` must be readable and `dst` writable for `n` bytes, and the two must not overlap.
+#[inline(always)]
+unsafe fn copy_short(src: *const u8, dst: *mut u8, n: usize) {
+    use std::ptr::{read_unaligned as load, write_unaligned as store};
+    // SAFETY: in each arm the two accesses are at offsets 0 and n - size, so both lie within
+    // the n bytes the caller vouches for, and together they cover all of them.
+    unsafe {
+        match n {
+            0 => {}
+            1..=3 => {
+                let (a, b, c) = (*src, *src.add(n / 2), *src.add(n - 1));
+                (*dst, *dst.add(n / 2), *dst.add(n - 1)) = (a, b, c);
+            }
+            4..=7 => {
+                let (a, b) = (load(src.cast::<u32>()), load(src.add(n - 4).cast::<u32>()));
+                store(dst.cast::<u32>(), a);
+                store(dst.add(n - 4).cast::<u32>(), b);
+            }
+            8..=16 => {
+                let (a, b) = (load(src.cast::<u64>()), load(src.add(n - 8).cast::<u64>()));
+                store(dst.cast::<u64>(), a);
+                store(dst.add(n - 8).cast::<u64>(), b);
+            }
+            17..=32 => {
+                let (a, b) = (
+                    load(src.cast::<u128>()),
+                    load(src.add(n - 16).cast::<u128>()),
+                );
+                store(dst.cast::<u128>(), a);
+                store(dst.add(n - 16).cast::<u128>(), b);
+            }
+            _ => std::ptr::copy_nonoverlapping(src, dst, n),
+        }
+    }
+}
+
+/// `dst.copy_from_slice(src)`, short runs inline.
+#[inline(always)]
+fn copy(dst: &mut [u8], src: &[u8]) {
+    assert_eq!(dst.len(), src.len(), "copy between runs of one length");
+    // SAFETY: both slices hold `src.len()` bytes, and a `&mut` slice overlaps no other.
+    unsafe { copy_short(src.as_ptr(), dst.as_mut_ptr(), src.len()) }
+}
+
+/// `out.extend_from_slice(src)`, short runs inline; fails when the vector cannot grow.
+#[inline(always)]
+fn append(out: &mut Vec<u8>, src: &[u8]) -> Result<()> {
+    out.try_reserve(src.len())?;
+    let len = out.len();
+    // SAFETY: the vector has room for `src.len()` more bytes, which the copy initialises
+    // before the length covers them; `src` is not part of the vector (`&mut` borrows it).
+    unsafe {
+        copy_short(src.as_ptr(), out.as_mut_ptr().add(len), src.len());
+        out.set_len(len + src.len());
+    }
+    Ok(())
 }
 
 impl RowFormat {
@@ -88,7 +174,49 @@ impl RowFormat {
             rec_len,
             vars,
             blobs,
+            leave_room: false,
         })
+    }
+
+    /// The format of a table's records of `rec_len` bytes, whose definition describes `vars`
+    /// and has `keys` keys:
+    /// - an ENGINE=RHEAP table packs them;
+    /// - a table served for MEMORY keeps MEMORY's fixed rows;
+    /// - an internal temporary table packs them when it has BLOBs (which a fixed row cannot
+    ///   hold), or when it has no key and VARCHARs described (the shim describes only those
+    ///   whose room packing saves): information_schema's tables, whose rows are written once
+    ///   and read once. A row of `TABLES` takes 15 KB as a record, mostly the room of its
+    ///   comment, options and catalog, and a few hundred bytes packed. A table with keys
+    ///   (GROUP BY's, DISTINCT's, UNION's) keeps fixed rows, which an update changes in place.
+    ///   Unpacking leaves a VARCHAR's room past its length as the buffer held it.
+    pub fn for_table(
+        rec_len: usize,
+        vars: Vec<VarField>,
+        owner: Owner,
+        keys: usize,
+    ) -> Result<RowFormat> {
+        let blobs = vars.iter().any(|v| matches!(v.kind, VarKind::Blob { .. }));
+        let packed = match owner {
+            Owner::Rheap => true,
+            Owner::Memory => false,
+            Owner::Internal => blobs || (keys == 0 && !vars.is_empty()),
+        };
+        let format = RowFormat::new(rec_len, if packed { vars } else { Vec::new() })?;
+        Ok(if owner == Owner::Internal {
+            format.leaving_room()
+        } else {
+            format
+        })
+    }
+
+    /// This format, unpacking without writing to a VARCHAR's room past its length: for the
+    /// server's internal temporary tables, whose records' room is read by no one, so that a
+    /// row of information_schema.TABLES (15 KB as a record) costs its few hundred bytes.
+    fn leaving_room(self) -> RowFormat {
+        RowFormat {
+            leave_room: true,
+            ..self
+        }
     }
 
     /// Whether records are stored as they are (no variable-length field).
@@ -115,30 +243,33 @@ impl RowFormat {
         let mut at = 0;
         for v in &self.vars {
             let lb = v.kind.len_bytes();
-            out.try_reserve(v.offset - at + lb)?;
-            out.extend_from_slice(&rec[at..v.offset + lb]);
             let len = read_len(&rec[v.offset..v.offset + lb]);
-            let data: &[u8] = match v.kind {
-                VarKind::Varchar { max, .. } => &rec[v.offset + lb..v.offset + lb + len.min(max)],
-                VarKind::Blob { .. } if len == 0 => &[],
-                VarKind::Blob { .. } => {
-                    let mut p = [0u8; POINTER];
-                    p.copy_from_slice(&rec[v.offset + lb..v.offset + lb + POINTER]);
-                    let ptr = usize::from_ne_bytes(p) as *const u8;
-                    if ptr.is_null() {
+            match v.kind {
+                VarKind::Varchar { max, .. } => {
+                    if len > max {
                         return Err(Error::WrongCommand);
                     }
-                    blob_bytes += len;
-                    // SAFETY: the caller guarantees the pointer covers `len` bytes.
-                    unsafe { std::slice::from_raw_parts(ptr, len) }
+                    // The fixed bytes before the field, its length and its bytes: one run.
+                    append(out, &rec[at..v.offset + lb + len])?;
                 }
-            };
-            out.try_reserve(data.len())?;
-            out.extend_from_slice(data);
+                VarKind::Blob { .. } => {
+                    append(out, &rec[at..v.offset + lb])?;
+                    if len != 0 {
+                        let mut p = [0u8; POINTER];
+                        p.copy_from_slice(&rec[v.offset + lb..v.offset + lb + POINTER]);
+                        let ptr = usize::from_ne_bytes(p) as *const u8;
+                        if ptr.is_null() {
+                            return Err(Error::WrongCommand);
+                        }
+                        blob_bytes += len;
+                        // SAFETY: the caller guarantees the pointer covers `len` bytes.
+                        append(out, unsafe { std::slice::from_raw_parts(ptr, len) })?;
+                    }
+                }
+            }
             at = v.offset + v.kind.width();
         }
-        out.try_reserve(self.rec_len - at)?;
-        out.extend_from_slice(&rec[at..]);
+        append(out, &rec[at..])?;
         Ok(blob_bytes)
     }
 
@@ -169,20 +300,27 @@ impl RowFormat {
         let mut at_rec = 0;
         let mut at = 0;
         for v in &self.vars {
-            let fixed = v.offset - at_rec;
             let lb = v.kind.len_bytes();
-            let head = packed.get(at..at + fixed + lb).ok_or_else(corrupt)?;
-            out[at_rec..v.offset + lb].copy_from_slice(head);
-            at += fixed + lb;
-            let len = read_len(&out[v.offset..v.offset + lb]);
-            let data = packed.get(at..at + len).ok_or_else(corrupt)?;
-            let room = &mut out[v.offset + lb..v.offset + v.kind.width()];
+            // The fixed bytes before the field and its length, then its bytes.
+            let head = v.offset - at_rec + lb;
+            let len = read_len(packed.get(at + head - lb..at + head).ok_or_else(corrupt)?);
+            let end = v.offset + v.kind.width();
             match v.kind {
-                VarKind::Varchar { .. } => {
-                    room[..len].copy_from_slice(data);
-                    room[len..].fill(0);
+                VarKind::Varchar { max, .. } => {
+                    if len > max {
+                        return Err(corrupt());
+                    }
+                    let run = packed.get(at..at + head + len).ok_or_else(corrupt)?;
+                    copy(&mut out[at_rec..at_rec + run.len()], run);
+                    if !self.leave_room {
+                        out[at_rec + run.len()..end].fill(0);
+                    }
+                    at += run.len();
                 }
                 VarKind::Blob { .. } => {
+                    copy(&mut out[at_rec..v.offset + lb], &packed[at..at + head]);
+                    at += head;
+                    let data = packed.get(at..at + len).ok_or_else(corrupt)?;
                     let start = blobs.len();
                     blobs.extend_from_slice(data);
                     let ptr = if len == 0 {
@@ -190,17 +328,17 @@ impl RowFormat {
                     } else {
                         blobs[start..].as_ptr() as usize
                     };
-                    room.copy_from_slice(&ptr.to_ne_bytes());
+                    out[v.offset + lb..end].copy_from_slice(&ptr.to_ne_bytes());
+                    at += len;
                 }
             }
-            at += len;
-            at_rec = v.offset + v.kind.width();
+            at_rec = end;
         }
         let tail = packed.get(at..).ok_or_else(corrupt)?;
         if tail.len() != self.rec_len - at_rec {
             return Err(corrupt());
         }
-        out[at_rec..].copy_from_slice(tail);
+        copy(&mut out[at_rec..], tail);
         Ok(())
     }
 
@@ -296,6 +434,72 @@ mod tests {
     }
 
     #[test]
+    fn a_format_leaving_room_writes_only_the_used_bytes() {
+        let f = format().leaving_room();
+        let rec = record(b"abc", 7, &[]);
+        let mut packed = Vec::new();
+        // SAFETY: the record's BLOB is empty (a null pointer, never read).
+        unsafe { f.pack(&rec, &mut packed) }.unwrap();
+        let mut out = vec![0xAAu8; rec.len()];
+        f.unpack(&packed, &mut out, &mut Vec::new()).unwrap();
+        assert_eq!(&out[..5], &rec[..5]);
+        assert_eq!(&out[5..12], &[0xAA; 7], "the VARCHAR's room is as it was");
+        assert_eq!(&out[12..], &rec[12..]);
+    }
+
+    #[test]
+    fn internal_tables_pack_their_rows_when_they_have_no_key() {
+        // A null byte, a VARCHAR(1000) with a 2-byte length, an INT.
+        let rec_len = 1 + 1002 + 4;
+        let var = VarField {
+            offset: 1,
+            kind: VarKind::Varchar {
+                len_bytes: 2,
+                max: 1000,
+            },
+        };
+        let format = |owner, keys| RowFormat::for_table(rec_len, vec![var], owner, keys).unwrap();
+        assert!(
+            !format(Owner::Internal, 0).is_fixed(),
+            "information_schema's kind"
+        );
+        assert!(format(Owner::Internal, 1).is_fixed(), "GROUP BY's kind");
+        assert!(
+            format(Owner::Memory, 0).is_fixed(),
+            "MEMORY's rows stay fixed"
+        );
+        assert!(
+            !format(Owner::Rheap, 1).is_fixed(),
+            "RHEAP tables pack theirs"
+        );
+        let blob = VarField {
+            offset: 1003,
+            kind: VarKind::Blob { len_bytes: 4 },
+        };
+        let with_blob = RowFormat::for_table(rec_len + 8, vec![var, blob], Owner::Internal, 1);
+        assert!(!with_blob.unwrap().is_fixed(), "a BLOB needs a packed row");
+
+        // An internal table's VARCHAR room is left as the buffer held it; a RHEAP table's is
+        // zeros.
+        let mut rec = vec![0u8; rec_len];
+        rec[1..3].copy_from_slice(&3u16.to_le_bytes());
+        rec[3..6].copy_from_slice(b"abc");
+        rec[1003..].copy_from_slice(&7i32.to_le_bytes());
+        for (owner, room) in [(Owner::Internal, 0xEE), (Owner::Rheap, 0)] {
+            let f = format(owner, 0);
+            let mut packed = Vec::new();
+            // SAFETY: the format has no BLOB.
+            unsafe { f.pack(&rec, &mut packed) }.unwrap();
+            assert_eq!(packed.len(), 1 + 2 + 3 + 4, "the VARCHAR at its length");
+            let mut out = vec![0xEEu8; rec_len];
+            f.unpack(&packed, &mut out, &mut Vec::new()).unwrap();
+            assert_eq!(&out[..6], &rec[..6]);
+            assert!(out[6..1003].iter().all(|&b| b == room), "{owner:?}");
+            assert_eq!(&out[1003..], &rec[1003..]);
+        }
+    }
+
+    #[test]
     fn bad_formats_and_rows_are_errors() {
         let v = |offset, len_bytes, max| VarField {
             offset,
@@ -310,6 +514,22 @@ mod tests {
     }
 
     proptest! {
+        /// The inline copy copies exactly its run, at every length and offset.
+        #[test]
+        fn copy_copies_the_run(src in proptest::collection::vec(any::<u8>(), 0..100),
+                               from in 0usize..100, len in 0usize..100, to in 0usize..100) {
+            let from = from.min(src.len());
+            let len = len.min(src.len() - from);
+            let mut dst = vec![0x5Au8; 200];
+            let mut want = dst.clone();
+            copy(&mut dst[to..to + len], &src[from..from + len]);
+            want[to..to + len].copy_from_slice(&src[from..from + len]);
+            prop_assert_eq!(&dst, &want);
+            let mut out = src[..from].to_vec();
+            append(&mut out, &src[from..from + len]).unwrap();
+            prop_assert_eq!(&out[..], &src[..from + len]);
+        }
+
         #[test]
         fn unpack_inverts_pack(v in proptest::collection::vec(any::<u8>(), 0..=10),
                                n in any::<i32>(),

@@ -191,11 +191,14 @@ impl RowStore {
         self.clear_pieces();
     }
 
-    /// Drops every row and keeps the slots' blocks for the next rows (a packed row's pieces
-    /// still go back).
+    /// Drops every row and keeps the blocks (the slots' and the packed rows') for the next
+    /// rows.
     pub fn clear_keeping_blocks(&mut self) {
         self.slots.clear_keeping_blocks();
-        self.clear_pieces();
+        if let Some(arena) = &mut self.pieces {
+            arena.clear_keeping_blocks();
+        }
+        self.blob_bytes = 0;
     }
 
     fn clear_pieces(&mut self) {
@@ -383,6 +386,7 @@ mod tests {
         Update(usize, Vec<u8>, Vec<u8>),
         Delete(usize),
         Clear,
+        ClearKeepingBlocks,
     }
 
     fn value() -> impl Strategy<Value = (Vec<u8>, Vec<u8>)> {
@@ -401,6 +405,7 @@ mod tests {
             4 => (any::<usize>(), value()).prop_map(|(i, (v, b))| Op::Update(i, v, b)),
             2 => any::<usize>().prop_map(Op::Delete),
             1 => Just(Op::Clear),
+            1 => Just(Op::ClearKeepingBlocks),
         ]
     }
 
@@ -436,6 +441,10 @@ mod tests {
                     }
                     Op::Clear => {
                         s.clear();
+                        model.clear();
+                    }
+                    Op::ClearKeepingBlocks => {
+                        s.clear_keeping_blocks();
                         model.clear();
                     }
                     _ => {}

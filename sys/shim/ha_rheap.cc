@@ -66,13 +66,20 @@ static int (*heap_drop)(handlerton *, const char *);
 class rheap_def_builder
 {
   rheap_key_def keys[MAX_KEY];
-  rheap_key_seg *segs= nullptr;
-  rheap_var_field *vars= nullptr;
+  /* Room for the key segments and variable-length fields of most tables, so that opening one
+     allocates nothing; larger definitions allocate theirs. */
+  rheap_key_seg seg_room[16];
+  rheap_var_field var_room[32];
+  rheap_key_seg *more_segs= nullptr;
+  rheap_var_field *more_vars= nullptr;
+
+  template <class T, size_t N> static T *room_for(uint n, T (&local)[N], T *&more)
+  { return n <= N ? local : (more= new (std::nothrow) T[n]()); }
 
 public:
   rheap_table_def def;
 
-  ~rheap_def_builder() { delete[] segs; delete[] vars; }
+  ~rheap_def_builder() { delete[] more_segs; delete[] more_vars; }
 
   /** Fills `def` from `table` as HEAP reads a definition (heap_prepare_hp_create_info).
       Returns 0 or HA_ERR_OUT_OF_MEM. */
@@ -82,7 +89,8 @@ public:
     uint parts= 0;
     for (uint k= 0; k < s->keys; k++)
       parts+= table->key_info[k].user_defined_key_parts;
-    if (parts && !(segs= new (std::nothrow) rheap_key_seg[parts]()))
+    rheap_key_seg *segs= room_for(parts, seg_room, more_segs);
+    if (!segs)
       return HA_ERR_OUT_OF_MEM;
     rheap_key_seg *seg= segs;
     for (uint k= 0; k < s->keys; k++)
@@ -108,11 +116,15 @@ public:
       (uint8_t) table->found_next_number_field->key_type() : 0;
     def.for_memory= for_memory && !internal;
     def.nvars= 0;
-    /* An internal table without BLOBs keeps fixed rows (definition.rs): its VARCHARs need no
-       description, and the loop over every field would be paid by every statement. */
-    if (internal ? s->blob_fields : (s->varchar_fields || s->blob_fields))
+    def.vars= nullptr;
+    /* The variable-length fields, from which the engine decides how to store the rows
+       (RowFormat::for_table, row.rs). The server counts a share's VARCHARs only when it reads a .frm, so an
+       internal table's fields are looked at: its BLOBs and the VARCHARs whose room packing can
+       save (RHEAP_PACKED_MIN_ROOM) are described, the rest is stored as it is. */
+    if (internal || s->varchar_fields || s->blob_fields)
     {
-      if (!(vars= new (std::nothrow) rheap_var_field[s->fields]()))
+      rheap_var_field *vars= room_for(s->fields, var_room, more_vars);
+      if (!vars)
         return HA_ERR_OUT_OF_MEM;
       for (uint i= 0; i < s->fields; i++)
       {
@@ -121,15 +133,16 @@ public:
         if (f->flags & BLOB_FLAG)
           vars[def.nvars++]= { offset, (uint8_t) static_cast<Field_blob *>(f)->pack_length_no_ptr(),
                                1, 0 };
-        else if (f->real_type() == MYSQL_TYPE_VARCHAR ||
-                 f->real_type() == MYSQL_TYPE_VARCHAR_COMPRESSED)
+        else if ((!internal || f->field_length >= RHEAP_PACKED_MIN_ROOM) &&
+                 (f->real_type() == MYSQL_TYPE_VARCHAR ||
+                  f->real_type() == MYSQL_TYPE_VARCHAR_COMPRESSED))
         {
           Field_varstring *v= static_cast<Field_varstring *>(f);
           vars[def.nvars++]= { offset, (uint8_t) v->length_bytes, 0, v->field_length };
         }
       }
+      def.vars= vars;
     }
-    def.vars= vars;
     return 0;
   }
 
@@ -140,6 +153,7 @@ private:
     CHARSET_INFO *cs= (field->flags & (ENUM_FLAG | SET_FLAG)) ?
       &my_charset_bin : field->charset_for_protocol();
     const uchar *rec= table->record[0];
+    *seg= {};
     seg->charset= cs;
     seg->start= part->offset;
     seg->length= part->length;

@@ -28,6 +28,10 @@ typedef struct rheap_handler rheap_handler;
 /** Bytes of a row position (handler::ref_length). */
 #define RHEAP_REF_LENGTH 8
 
+/** The smallest VARCHAR, in bytes of room, that an internal temporary table's definition
+    describes (rheap_table_def.vars): the ones whose room packing rows can save. */
+#define RHEAP_PACKED_MIN_ROOM 256
+
 /** One segment of a key: a column, or a prefix of one (from KEY_PART_INFO and its Field). */
 typedef struct rheap_key_seg {
   /** The column's CHARSET_INFO (my_charset_bin for ENUM and SET), as HEAP takes it. */

@@ -47,9 +47,11 @@ impl std::fmt::Debug for Arena {
 
 struct Inner {
     growth: Growth,
-    /// Blocks pieces are carved from; the last is the one being carved.
+    /// Blocks pieces are carved from, in order: `blocks[carving]` is the one being carved, and
+    /// the ones after it (kept by [`Arena::clear_keeping_blocks`]) are carved next.
     blocks: Vec<RawBlock>,
-    /// The uncarved part of the last block: `[bump, bump_end)`.
+    carving: usize,
+    /// The uncarved part of `blocks[carving]`: `[bump, bump_end)`.
     bump: usize,
     bump_end: usize,
     /// Freed pieces of each size: the first word of a free piece points at the next one.
@@ -72,6 +74,7 @@ impl Arena {
             inner: Mutex::new(Inner {
                 growth: Growth::new(element, planned, limit),
                 blocks: Vec::new(),
+                carving: 0,
                 bump: 0,
                 bump_end: 0,
                 free: [None; CLASSES],
@@ -86,6 +89,26 @@ impl Arena {
     pub fn fresh(&self) -> Arena {
         let (element, planned, limit) = self.0.params;
         Arena::new(element, planned, limit)
+    }
+
+    /// Frees every piece at once and keeps the blocks they were carved from: the next pieces
+    /// are carved from them again, first to last, before the arena takes another block. Blocks
+    /// of large pieces go back to the cache. As when an arena is dropped, pointers to its
+    /// pieces dangle. When another handle on the arena exists (collections that may still use
+    /// their pieces), this one starts over in a new arena instead.
+    pub fn clear_keeping_blocks(&mut self) {
+        let Some(shared) = Arc::get_mut(&mut self.0) else {
+            *self = self.fresh();
+            return;
+        };
+        let inner = shared.inner.get_mut().unwrap_or_else(|e| e.into_inner());
+        for b in inner.large.drain(..) {
+            inner.bytes -= b.size();
+            cache::give(b);
+        }
+        inner.free = [None; CLASSES];
+        inner.carve(0);
+        shared.bytes.store(inner.bytes, Ordering::Relaxed);
     }
 
     /// Bytes of the blocks the arena holds.
@@ -143,6 +166,15 @@ fn class_of(size: usize, align: usize) -> usize {
 }
 
 impl Inner {
+    /// Carves from block `i` from its start (nothing when there is no such block).
+    fn carve(&mut self, i: usize) {
+        self.carving = i;
+        (self.bump, self.bump_end) = self.blocks.get(i).map_or((0, 0), |b| {
+            let start = b.ptr().as_ptr() as usize;
+            (start, start + b.size())
+        });
+    }
+
     fn alloc_small(&mut self, c: usize) -> Option<NonNull<u8>> {
         if let Some(p) = self.free[c] {
             // SAFETY: a free piece holds the next free pointer in its first word.
@@ -152,14 +184,18 @@ impl Inner {
         let size = MIN_PIECE << c;
         let align = size.min(ALIGN);
         let mut start = self.bump.next_multiple_of(align);
-        if self.blocks.is_empty() || start + size > self.bump_end {
-            self.blocks.try_reserve(1).ok()?;
-            let b = cache::take(self.growth.next_block(size))?;
-            self.bytes += b.size();
-            self.bump = b.ptr().as_ptr() as usize;
-            self.bump_end = self.bump + b.size();
-            self.blocks.push(b);
-            start = self.bump;
+        while self.blocks.is_empty() || start + size > self.bump_end {
+            if self.carving + 1 < self.blocks.len() {
+                // A kept block is next (the rest of this one waits for the next clear).
+                self.carve(self.carving + 1);
+            } else {
+                self.blocks.try_reserve(1).ok()?;
+                let b = cache::take(self.growth.next_block(size))?;
+                self.bytes += b.size();
+                self.blocks.push(b);
+                self.carve(self.blocks.len() - 1);
+            }
+            start = self.bump.next_multiple_of(align);
         }
         self.bump = start + size;
         NonNull::new(start as *mut u8)
@@ -261,6 +297,37 @@ mod tests {
         drop(big);
         assert_eq!(a.bytes(), before);
         a.debug_check_consistency();
+    }
+
+    #[test]
+    fn cleared_blocks_are_carved_again() {
+        let mut a = Arena::new(64, 0, u64::MAX);
+        let small = Layout::from_size_align(1000, 8).unwrap();
+        let carve = |a: &Arena| -> Vec<NonNull<u8>> {
+            (0..200)
+                .map(|_| a.allocate(small).unwrap().cast::<u8>())
+                .collect()
+        };
+        let first = carve(&a);
+        let large = Layout::from_size_align(SMALL_MAX + 1, 8).unwrap();
+        a.allocate(large).unwrap();
+        let held = a.bytes();
+        a.clear_keeping_blocks();
+        assert_eq!(
+            a.bytes(),
+            held - 2 * SMALL_MAX,
+            "the large piece's block went back"
+        );
+        a.debug_check_consistency();
+        let again = carve(&a);
+        assert_eq!(a.bytes(), held - 2 * SMALL_MAX, "the kept blocks held them");
+        assert_eq!(again, first, "carved in the same order");
+        a.debug_check_consistency();
+        // Another handle may still use its pieces: the arena starts over instead.
+        let other = a.clone();
+        a.clear_keeping_blocks();
+        assert_eq!(a.bytes(), 0);
+        assert_eq!(other.bytes(), held - 2 * SMALL_MAX);
     }
 
     proptest! {

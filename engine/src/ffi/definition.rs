@@ -4,7 +4,7 @@
 use super::charset::ServerCollation;
 use crate::error::{Error, Result};
 use crate::key::{Algorithm, KeyDef, KeySeg, SegKind};
-use crate::row::{RowFormat, VarField, VarKind};
+use crate::row::{Owner, RowFormat, VarField, VarKind};
 use crate::table::{AutoKey, TableDef};
 use rheap_sys::shim::{rheap_key_def, rheap_key_seg, rheap_table_def, rheap_var_field};
 use rheap_sys::*;
@@ -136,14 +136,14 @@ pub unsafe fn table_def(def: &rheap_table_def) -> Result<TableDef> {
             },
         })
         .collect();
-    let has_blobs = vars.iter().any(|v| matches!(v.kind, VarKind::Blob { .. }));
-    // RHEAP tables store rows packed. Tables served for MEMORY keep MEMORY's fixed rows, and
-    // internal temporary tables too unless they have BLOBs (which a fixed row cannot hold).
-    let packed = def.for_memory == 0 && (def.internal == 0 || has_blobs);
-    let format = RowFormat::new(
-        def.reclength as usize,
-        if packed { vars } else { Vec::new() },
-    )?;
+    let owner = if def.for_memory != 0 {
+        Owner::Memory
+    } else if def.internal != 0 {
+        Owner::Internal
+    } else {
+        Owner::Rheap
+    };
+    let format = RowFormat::for_table(def.reclength as usize, vars, owner, def.nkeys as usize)?;
     Ok(TableDef {
         format,
         rec_len: def.reclength as usize,

@@ -152,8 +152,8 @@ impl Internal {
         if keep {
             self.table.renew(0, true);
         }
-        // What it kept (a packed row's pieces went back all the same): usually the blocks it
-        // kept last time, already claimed.
+        // What it kept (a large BLOB row's block went back all the same): usually the blocks
+        // it kept last time, already claimed.
         if !(keep && self.claim(self.table.memory_bytes())) {
             self.claim_none();
             self.table.renew(0, false);
@@ -230,7 +230,7 @@ impl Internal {
     fn account(&mut self) {
         let now = self.table.memory_bytes();
         if now < self.kept {
-            // Blocks it kept went back (the table emptied, a row's piece freed): what is
+            // Blocks it kept went back (the table emptied, a large piece freed): what is
             // claimed stays within what it holds.
             self.claim(now);
         }
