@@ -128,7 +128,7 @@ impl Args {
             rounds: self.rounds.unwrap_or(rounds).max(1),
             cell: self.cell.unwrap_or(Duration::from_secs_f64(cell)),
             warmup: Duration::from_secs_f64(warmup),
-            starts: self.starts.unwrap_or(starts).max(1),
+            starts: self.starts.unwrap_or(starts),
         }
     }
 }

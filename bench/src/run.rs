@@ -36,9 +36,10 @@ pub struct Plan {
     pub cell: Duration,
     /// Length of one cell in the warm-up round (zero: no warm-up).
     pub warmup: Duration,
-    /// How many times the servers are started for the timed rounds (at least 1): the rounds
-    /// are split evenly between the starts, each start after a restart of every server (but
-    /// the first) and a warm-up round.
+    /// How many times the servers are started for the timed rounds, as asked (read through
+    /// [`starts`](Self::starts), which keeps it between 1 and the rounds): the rounds are split
+    /// evenly between the starts, each start after a restart of every server (but the first)
+    /// and a warm-up round.
     pub starts: usize,
 }
 

@@ -170,13 +170,16 @@ impl Internal {
     /// and its last use's rows are counted. `Rheap_tables_live` does not change: the table left
     /// it when retired and comes back now, two changes that cancel out, so neither is made.
     pub fn revive(&mut self) {
-        status::change(&[
-            (Counter::TmpTablesReused, 1),
-            (
-                Counter::RowsWritten,
-                std::mem::take(&mut self.rows_written) as i64,
-            ),
-        ]);
+        status::change(&[(Counter::TmpTablesReused, 1), self.count_rows()]);
+    }
+
+    /// The change that counts its rows not yet counted in `Rheap_rows_written` (and forgets
+    /// them), to make with its other counters.
+    fn count_rows(&mut self) -> (Counter, i64) {
+        (
+            Counter::RowsWritten,
+            std::mem::take(&mut self.rows_written) as i64,
+        )
     }
 
     /// Makes `bytes` of its blocks the ones counted as cached. False when the cache's bound has
@@ -244,13 +247,7 @@ impl Drop for Internal {
         // Blocks it kept are a table's again, and go back to the cache as any dropped table's.
         self.claim_none();
         // Live or kept, it still counts in `Rheap_tables_live`, and its rows are not counted.
-        status::change(&[
-            (Counter::TablesLive, -1),
-            (
-                Counter::RowsWritten,
-                std::mem::take(&mut self.rows_written) as i64,
-            ),
-        ]);
+        status::change(&[(Counter::TablesLive, -1), self.count_rows()]);
         self.release_memory();
     }
 }
