@@ -247,6 +247,14 @@ pub fn rheap_env(plugin_dir: &Path) -> Vec<(String, String)> {
 /// one directory per checkout.
 pub fn our_suite(name: &str) -> Result<String> {
     let real = paths::suites().join(name);
+    let missing = tests_without_results(&real)?;
+    anyhow::ensure!(
+        missing.is_empty(),
+        "{}: no r/<test>.result for {} (mysql-test-run passes such a test without checking \
+         its output; record one with --record)",
+        real.display(),
+        missing.join(", ")
+    );
     let mut h = std::collections::hash_map::DefaultHasher::new();
     std::hash::Hash::hash(&paths::workspace(), &mut h);
     let dir =
@@ -264,9 +272,56 @@ pub fn our_suite(name: &str) -> Result<String> {
     Ok(s)
 }
 
+/// The tests in `suite`'s `t/` that have no result file in its `r/`, sorted.
+fn tests_without_results(suite: &Path) -> Result<Vec<String>> {
+    let t = suite.join("t");
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(&t).with_context(|| format!("reading {}", t.display()))? {
+        let file = entry?.file_name();
+        let Some(test) = file.to_str().and_then(|f| f.strip_suffix(".test")) else {
+            continue;
+        };
+        if !suite.join("r").join(format!("{test}.result")).is_file() {
+            missing.push(test.to_string());
+        }
+    }
+    missing.sort();
+    Ok(missing)
+}
+
 #[cfg(test)]
 mod tests {
     use super::outcome;
+
+    #[test]
+    fn every_test_of_our_suites_has_a_result_file() {
+        let suites = crate::paths::suites();
+        for entry in std::fs::read_dir(&suites).unwrap() {
+            let suite = entry.unwrap().path();
+            assert_eq!(
+                super::tests_without_results(&suite).unwrap(),
+                Vec::<String>::new(),
+                "{}",
+                suite.display()
+            );
+        }
+    }
+
+    #[test]
+    fn a_test_without_a_result_file_is_found() {
+        let dir = std::env::temp_dir().join(format!("rheap_results_{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for d in ["t", "r"] {
+            std::fs::create_dir_all(dir.join(d)).unwrap();
+        }
+        for f in ["t/a.test", "r/a.result", "t/b.test", "t/b.opt", "t/c.test"] {
+            std::fs::write(dir.join(f), "").unwrap();
+        }
+        let missing = super::tests_without_results(&dir).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(missing, ["b", "c"]);
+        assert!(super::our_suite("no_such_suite").is_err());
+    }
 
     #[test]
     fn valgrind_reports_are_found_and_attributed() {
