@@ -169,11 +169,14 @@ const KEY_WORDS: usize = 48;
 pub struct DefKey {
     len: usize,
     words: [u64; KEY_WORDS],
+    /// A hash of the words, made once: a kept table's key is hashed when it opens and again
+    /// when it closes, and compared with every key of its tag.
+    tag: u64,
 }
 
 impl PartialEq for DefKey {
     fn eq(&self, other: &DefKey) -> bool {
-        self.words[..self.len] == other.words[..other.len]
+        self.tag == other.tag && self.words[..self.len] == other.words[..other.len]
     }
 }
 
@@ -186,11 +189,13 @@ impl std::fmt::Debug for DefKey {
 impl DefKey {
     /// A hash of the key, to tell most unequal keys apart without comparing them.
     pub fn tag(&self) -> u64 {
-        self.words[..self.len]
-            .iter()
-            .fold(self.len as u64, |h, &w| {
-                (h.rotate_left(5) ^ w).wrapping_mul(0x517c_c1b7_2722_0a95)
-            })
+        self.tag
+    }
+
+    fn hash(words: &[u64]) -> u64 {
+        words.iter().fold(words.len() as u64, |h, &w| {
+            (h.rotate_left(5) ^ w).wrapping_mul(0x517c_c1b7_2722_0a95)
+        })
     }
 
     /// The key of `def`; None when it has more to say than the key holds.
@@ -219,6 +224,7 @@ impl DefKey {
         let mut k = DefKey {
             len: 0,
             words: [0; KEY_WORDS],
+            tag: 0,
         };
         k.push(&[
             u64::from(reclength),
@@ -281,6 +287,7 @@ impl DefKey {
                 u64::from(max),
             ])?;
         }
+        k.tag = DefKey::hash(&k.words[..k.len]);
         Some(k)
     }
 
