@@ -160,7 +160,8 @@ const REF_LENGTH: usize = std::mem::size_of::<Pos>();
 /// thread at a time (the server never shares a handler object between threads).
 pub(super) unsafe fn state<'a>(h: *mut rheap_handler) -> Result<&'a mut Handler> {
     // SAFETY: by the contract above the pointer is a live, unaliased Handler.
-    unsafe { h.cast::<Handler>().as_mut() }.ok_or(Error::OutOfMemory)
+    unsafe { h.cast::<Handler>().as_mut() }
+        .ok_or_else(|| Error::internal("no handler state (a NULL handler)"))
 }
 
 /// # Safety
@@ -700,17 +701,20 @@ pub unsafe extern "C" fn rheap_extra(h: *mut rheap_handler, operation: i32) -> c
         ha_extra_function_HA_EXTRA_CHANGE_KEY_TO_UNIQUE as TO_UNIQUE,
         ha_extra_function_HA_EXTRA_RESET_STATE as RESET_STATE,
     };
+    // Most calls are hints it ignores (a scan's HA_EXTRA_CACHE and HA_EXTRA_NO_CACHE, ...):
+    // answered before the entry point's guard.
+    if !matches!(operation as u32, TO_UNIQUE | TO_DUP | RESET_STATE) {
+        return 0;
+    }
     guard("rheap_extra", || {
         // SAFETY: the shim passes its own handler.
         let h = unsafe { state(h) }?;
-        match operation as u32 {
-            TO_UNIQUE | TO_DUP => {
-                let (open, _) = h.parts()?;
-                open.write()?
-                    .set_all_keys_unique(operation as u32 == TO_UNIQUE);
-            }
-            RESET_STATE => h.cursor = Cursor::None,
-            _ => {}
+        if operation as u32 == RESET_STATE {
+            h.cursor = Cursor::None;
+        } else {
+            let (open, _) = h.parts()?;
+            open.write()?
+                .set_all_keys_unique(operation as u32 == TO_UNIQUE);
         }
         Ok(())
     })
