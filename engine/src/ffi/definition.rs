@@ -169,8 +169,8 @@ const KEY_WORDS: usize = 48;
 pub struct DefKey {
     len: usize,
     words: [u64; KEY_WORDS],
-    /// A hash of the words, made once: a kept table's key is hashed when it opens and again
-    /// when it closes, and compared with every key of its tag.
+    /// A hash of the words, made once with the key: a kept table's tag is wanted when it
+    /// opens and again when it closes, and an equal tag is the first test of equal keys.
     tag: u64,
 }
 
