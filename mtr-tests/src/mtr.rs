@@ -95,9 +95,7 @@ impl Run {
         .context("running mysql-test-run (package mariadb-test)")?;
         Ok(summary)
     }
-}
 
-impl Run {
     /// Refuses a suite of ours (a suite named by a path that leads into `ours`) in which a
     /// test has no result file: mysql-test-run would pass that test without checking its
     /// output. Unless this run records results (`--record`), which is how a new test gets one.
@@ -113,16 +111,16 @@ impl Run {
         let ours = std::fs::canonicalize(ours)?;
         for suite in self.suites.iter().map(Path::new) {
             // Upstream suites go by name, ours by a link (our_suite): only a path resolves.
-            match std::fs::canonicalize(suite) {
-                Ok(real) if real.starts_with(&ours) => {}
+            let real = match std::fs::canonicalize(suite) {
+                Ok(real) if real.starts_with(&ours) => real,
                 _ => continue,
-            }
-            let missing = tests_without_results(suite)?;
+            };
+            let missing = tests_without_results(&real)?;
             anyhow::ensure!(
                 missing.is_empty(),
                 "{}: no r/<test>.result for {} (mysql-test-run passes such a test without \
                  checking its output; record one with --record)",
-                suite.display(),
+                real.display(),
                 missing.join(", ")
             );
         }
