@@ -118,9 +118,10 @@ public:
     def.nvars= 0;
     def.vars= nullptr;
     /* The variable-length fields, from which the engine decides how to store the rows
-       (RowFormat::for_table, row.rs). The server counts a share's VARCHARs only when it reads a .frm, so an
-       internal table's fields are looked at: its BLOBs and the VARCHARs whose room packing can
-       save (RHEAP_PACKED_MIN_ROOM) are described, the rest is stored as it is. */
+       (RowFormat::for_table, row.rs). The server counts a share's VARCHARs only when it reads
+       a .frm, so an internal table's fields are looked at: its BLOBs and the VARCHARs whose
+       room packing can save (RHEAP_PACKED_MIN_ROOM) are described, the rest is stored as it
+       is. */
     if (internal || s->varchar_fields || s->blob_fields)
     {
       rheap_var_field *vars= room_for(s->fields, var_room, more_vars);
