@@ -10,7 +10,9 @@
 //! - [`run`]: interleaved rounds, client threads, median and spread.
 //! - [`probe`]: mmap/munmap per statement (strace, outside the timed rounds).
 //! - [`report`], [`plot`]: markdown, JSON, SVG.
+//! - [`callgrind`]: reading a callgrind profile, for the `footprint` tool (code run per statement).
 
+pub mod callgrind;
 pub mod check;
 pub mod plot;
 pub mod probe;

@@ -68,19 +68,10 @@ fn parse_args() -> Result<Args> {
         match arg.as_str() {
             "--full" => a.mode = Mode::Full,
             "--smoke" => a.mode = Mode::Smoke,
-            "--workload" => {
-                let name = value()?;
-                let names: Vec<&str> = workload::ALL.iter().map(|w| w.name).collect();
-                a.workloads.push(workload::by_name(&name).with_context(|| {
-                    format!("no workload {name:?}; there are {}", names.join(", "))
-                })?);
-            }
+            "--workload" => a.workloads.push(workload::named(&value()?)?),
             "--system" => {
                 let name = value()?;
-                if system::by_name(&name).is_none() {
-                    let names: Vec<&str> = system::all().iter().map(|s| s.name()).collect();
-                    bail!("no system {name:?}; there are {}", names.join(", "));
-                }
+                system::named(&name)?;
                 a.systems.push(name);
             }
             "--clients" => {

@@ -170,6 +170,14 @@ pub fn by_name(name: &str) -> Option<Box<dyn SystemUnderTest>> {
     all().into_iter().find(|s| s.name() == name)
 }
 
+/// [`by_name`], or an error that lists the names there are (for command lines).
+pub fn named(name: &str) -> Result<Box<dyn SystemUnderTest>> {
+    by_name(name).ok_or_else(|| {
+        let names: Vec<&str> = all().iter().map(|s| s.name()).collect();
+        anyhow::anyhow!("no system {name:?}; there are {}", names.join(", "))
+    })
+}
+
 /// `tmp_table_size` = `max_heap_table_size` for one configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Size(pub &'static str);
@@ -193,6 +201,17 @@ impl Configuration {
 
     /// Starts the server, checks it is the system it claims, and loads the schema.
     pub fn start(system: Box<dyn SystemUnderTest>, size: Size, schema: &Schema) -> Result<Self> {
+        Self::start_with(system, size, schema, |_| {})
+    }
+
+    /// [`start`](Self::start), with the server's options changed by `adjust` last (e.g. the
+    /// binary, to run it under a profiler).
+    pub fn start_with(
+        system: Box<dyn SystemUnderTest>,
+        size: Size,
+        schema: &Schema,
+        adjust: impl FnOnce(&mut Options),
+    ) -> Result<Self> {
         let mut opts = system.options()?;
         opts.args.extend([
             format!("--tmp-table-size={}", size.0),
@@ -201,6 +220,7 @@ impl Configuration {
             "--innodb-flush-log-at-trx-commit=0".into(),
             "--max-connections=200".into(),
         ]);
+        adjust(&mut opts);
         let server = Server::start(opts)
             .with_context(|| format!("starting {}", label(system.name(), size)))?;
         let mut c = server.conn()?;

@@ -127,3 +127,11 @@ pub const ALL: &[Workload] = &[
 pub fn by_name(name: &str) -> Option<Workload> {
     ALL.iter().copied().find(|w| w.name == name)
 }
+
+/// [`by_name`], or an error that lists the names there are (for command lines).
+pub fn named(name: &str) -> anyhow::Result<Workload> {
+    by_name(name).ok_or_else(|| {
+        let names: Vec<&str> = ALL.iter().map(|w| w.name).collect();
+        anyhow::anyhow!("no workload {name:?}; there are {}", names.join(", "))
+    })
+}

@@ -1,0 +1,303 @@
+//! Code run per statement, measured: the benchmark's workloads on each system, one connection,
+//! under callgrind with its cache simulation, and per statement the instructions, the code
+//! lines run and the simulated cache misses of each part of the server process (mariadbd, libc,
+//! rheap). Where the QPS benchmark says *that* a system is slower on a workload, this says
+//! where its statements differ.
+//!
+//! ```text
+//! cargo run --release -p rheap-bench --bin footprint -- \
+//!     [--workload NAME]... [--system NAME]... [--size 16M] [--iterations N]
+//! ```
+//!
+//! Defaults: the five workloads the acceptance names, systems `stock` and `rheap`, size 16M,
+//! 2 iterations (after one unmeasured). Needs valgrind (`apt-get install valgrind`). Each run
+//! keeps its profiles in `target/footprint/<workload>.<system>/` for `callgrind_annotate`.
+//!
+//! "Code lines" counts the 64-byte lines holding an instruction that ran at least once per
+//! statement: the code a statement fetches. The caches simulated are those of the machine in
+//! the README (32 KiB instruction and 48 KiB data first level, 2 MiB last level).
+
+use anyhow::{bail, ensure, Context, Result};
+use mysql::prelude::Queryable;
+use rheap_bench::callgrind::{Part, Profile};
+use rheap_bench::schema::Schema;
+use rheap_bench::system::{self, Configuration, Size};
+use rheap_bench::workload::{self, Workload};
+use rheap_mtr_tests::paths;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const USAGE: &str = "usage: footprint [--workload NAME]... [--system NAME]... [--size 16M|16G] \
+                     [--iterations N]";
+
+/// The workloads the acceptance names.
+const DEFAULT_WORKLOADS: [&str; 5] = [
+    "show_index",
+    "show_table_status",
+    "group_by",
+    "distinct",
+    "derived_union",
+];
+
+/// The parts reported by name; the rest of the process is summed as "other".
+const PARTS: [&str; 3] = ["mariadbd", "libc.so.6", "ha_rheap.so"];
+
+struct Args {
+    workloads: Vec<Workload>,
+    systems: Vec<String>,
+    size: Size,
+    iterations: usize,
+}
+
+fn parse_args() -> Result<Args> {
+    let mut a = Args {
+        workloads: Vec::new(),
+        systems: Vec::new(),
+        size: Size("16M"),
+        iterations: 2,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        if flag == "-h" || flag == "--help" {
+            println!("{USAGE}");
+            std::process::exit(0);
+        }
+        let value = args
+            .next()
+            .with_context(|| format!("{flag} needs a value\n{USAGE}"))?;
+        match flag.as_str() {
+            "--workload" => a.workloads.push(workload::named(&value)?),
+            "--system" => a.systems.push(system::named(&value)?.name().to_string()),
+            "--size" => {
+                a.size = *system::SIZES
+                    .iter()
+                    .find(|s| s.0 == value)
+                    .with_context(|| format!("--size is 16M or 16G, not {value:?}"))?
+            }
+            "--iterations" => a.iterations = value.parse().context("--iterations N")?,
+            _ => bail!("unknown argument {flag:?}\n{USAGE}"),
+        }
+    }
+    if a.workloads.is_empty() {
+        a.workloads = DEFAULT_WORKLOADS
+            .iter()
+            .map(|n| workload::named(n))
+            .collect::<Result<_>>()?;
+    }
+    if a.systems.is_empty() {
+        a.systems = vec!["stock".into(), "rheap".into()];
+    }
+    a.iterations = a.iterations.max(1);
+    Ok(a)
+}
+
+fn main() {
+    if let Err(e) = footprint() {
+        eprintln!("footprint: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+/// One workload on one system: its profile and how many statements it covers.
+struct Measured {
+    system: String,
+    statements: u64,
+    profile: Profile,
+}
+
+fn footprint() -> Result<()> {
+    let args = parse_args()?;
+    let valgrind = Command::new("valgrind").arg("--version").output();
+    ensure!(
+        valgrind.is_ok_and(|o| o.status.success()),
+        "valgrind is not installed (apt-get install valgrind)"
+    );
+    let schema = Schema::standard();
+    let root = paths::target().join("footprint");
+    println!(
+        "Per statement, one connection under callgrind, tmp_table_size = max_heap_table_size = \
+         {}, {} iteration(s) measured after one unmeasured.\n",
+        args.size.0, args.iterations
+    );
+    println!("| workload | system | part | instructions | code lines | I1 misses | D1 misses | LL misses |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+    for w in &args.workloads {
+        let mut measured = Vec::new();
+        for name in &args.systems {
+            eprintln!(
+                "footprint: {} on {name} {}: under callgrind",
+                w.name, args.size.0
+            );
+            let dir = root.join(format!("{}.{name}", w.name));
+            measured.push(measure(w, name, args.size, args.iterations, &schema, &dir)?);
+        }
+        for m in &measured {
+            for row in rows(&m.profile, m.statements) {
+                println!("| {} | {} | {row} |", w.name, m.system);
+            }
+        }
+    }
+    println!("\nProfiles: {}", root.display());
+    Ok(())
+}
+
+/// Runs `w` on `system` under callgrind, instrumenting only the measured iterations.
+fn measure(
+    w: &Workload,
+    system: &str,
+    size: Size,
+    iterations: usize,
+    schema: &Schema,
+    dir: &Path,
+) -> Result<Measured> {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir)?;
+    let wrapper = wrapper(dir)?;
+    let sut = system::by_name(system).context("a system")?;
+    let mut config = Configuration::start_with(sut, size, schema, |o| {
+        o.mariadbd = wrapper;
+        // Under valgrind InnoDB can use neither io_uring nor native AIO, nor map its default
+        // buffer pool reservation (8 TiB of address space).
+        o.args.extend([
+            "--innodb-use-native-aio=0".into(),
+            "--innodb-buffer-pool-size-max=16M".into(),
+        ]);
+    })?;
+    let pid = config.server.pid().context("the server's pid")?;
+    let statements = w.iteration(schema);
+    let mut c = config.conn()?;
+    let run = |c: &mut mysql::Conn| -> Result<()> {
+        for s in &statements {
+            c.query_drop(s).with_context(|| format!("running {s}"))?;
+        }
+        Ok(())
+    };
+    run(&mut c)?;
+    control(pid, "-i on")?;
+    for _ in 0..iterations {
+        run(&mut c)?;
+    }
+    control(pid, "-i off")?;
+    control(pid, "-d")?;
+    drop(c);
+    config.server.stop()?;
+    let profile = read_busiest(dir, |func| {
+        func.contains("rheap").then(|| "ha_rheap.so".to_string())
+    })?;
+    Ok(Measured {
+        system: system.to_string(),
+        statements: (iterations * statements.len()) as u64,
+        profile,
+    })
+}
+
+/// A script that starts mariadbd under callgrind, writing its profiles into `dir`.
+fn wrapper(dir: &Path) -> Result<PathBuf> {
+    let path = dir.join("mariadbd-under-callgrind");
+    let script = format!(
+        "#!/bin/sh\nexec valgrind --tool=callgrind --cache-sim=yes --dump-instr=yes \
+         --I1=32768,8,64 --D1=49152,12,64 --LL=2097152,16,64 --instr-atstart=no \
+         --separate-threads=yes --callgrind-out-file={}/out {} \"$@\"\n",
+        dir.display(),
+        paths::mariadbd().display()
+    );
+    std::fs::write(&path, script)?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+    Ok(path)
+}
+
+/// `callgrind_control ARGS PID`.
+fn control(pid: u32, args: &str) -> Result<()> {
+    let out = Command::new("callgrind_control")
+        .args(args.split(' '))
+        .arg(pid.to_string())
+        .output()
+        .context("running callgrind_control")?;
+    ensure!(
+        out.status.success(),
+        "callgrind_control {args} {pid}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(())
+}
+
+/// The profile in `dir` with the most instructions: the connection's thread in the dump.
+fn read_busiest(dir: &Path, name_part: impl Fn(&str) -> Option<String>) -> Result<Profile> {
+    let mut best: Option<(u64, PathBuf)> = None;
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if !path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("out"))
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path)?;
+        // A thread's own count is its `totals:` (a dump's `summary:` may be of others).
+        let total = text
+            .lines()
+            .find_map(|l| l.strip_prefix("totals:"))
+            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+            .unwrap_or(0);
+        if best.as_ref().is_none_or(|(b, _)| total > *b) {
+            best = Some((total, path));
+        }
+    }
+    let (total, path) = best.context("callgrind wrote no profile")?;
+    ensure!(total > 0, "callgrind counted nothing in {}", dir.display());
+    Profile::parse(&std::fs::read_to_string(&path)?, name_part)
+        .with_context(|| format!("reading {}", path.display()))
+}
+
+/// A part's figures, or several parts' summed.
+#[derive(Default)]
+struct Sum {
+    ir: u64,
+    lines: usize,
+    i1: u64,
+    d1: u64,
+    ll: u64,
+}
+
+impl Sum {
+    fn add(mut self, part: &Part, statements: u64) -> Sum {
+        self.ir += part.ir;
+        self.lines += part.lines_run(statements);
+        self.i1 += part.i1_misses;
+        self.d1 += part.d1_misses;
+        self.ll += part.ll_misses;
+        self
+    }
+
+    /// Cells per statement, after the part's name.
+    fn cells(&self, name: &str, statements: u64) -> String {
+        let per = |v: u64| v as f64 / statements as f64;
+        format!(
+            "{name} | {:.0} | {} | {:.1} | {:.1} | {:.1}",
+            per(self.ir),
+            self.lines,
+            per(self.i1),
+            per(self.d1),
+            per(self.ll)
+        )
+    }
+}
+
+/// The table's cells after workload and system: a row per named part, one for the rest of the
+/// process, and the total.
+fn rows(p: &Profile, statements: u64) -> Vec<String> {
+    let sum = |keep: &dyn Fn(&str) -> bool| {
+        p.parts
+            .iter()
+            .filter(|(name, _)| keep(name))
+            .fold(Sum::default(), |s, (_, part)| s.add(part, statements))
+    };
+    let mut out: Vec<String> = PARTS
+        .iter()
+        .map(|&name| sum(&|n| n == name).cells(name, statements))
+        .collect();
+    out.push(sum(&|n| !PARTS.contains(&n)).cells("other", statements));
+    out.push(sum(&|_| true).cells("**total**", statements));
+    out
+}
