@@ -18,6 +18,27 @@ pub struct Summary {
     pub mtr_ok: bool,
 }
 
+impl Summary {
+    /// The counts of `outcomes` (from [`Run::outcomes`]), for a run that exited as `mtr_ok`.
+    pub fn of(outcomes: &[(String, &str)], mtr_ok: bool) -> Summary {
+        let mut s = Summary {
+            mtr_ok,
+            ..Summary::default()
+        };
+        for (name, outcome) in outcomes {
+            match *outcome {
+                "pass" => s.passed += 1,
+                "fail" => {
+                    s.failed += 1;
+                    s.failures.push(name.clone());
+                }
+                _ => s.skipped += 1,
+            }
+        }
+        s
+    }
+}
+
 /// One mtr invocation.
 #[derive(Debug, Clone)]
 pub struct Run {
@@ -36,6 +57,8 @@ pub struct Run {
     pub env: Vec<(String, String)>,
     /// Where mtr's whole output is kept.
     pub log: PathBuf,
+    /// mtr's own report of every test's outcome (`--xml-report`), written when it finishes.
+    pub report: PathBuf,
 }
 
 impl Run {
@@ -50,6 +73,7 @@ impl Run {
             parallel: 2,
             env: Vec::new(),
             log: base.join("mtr.log"),
+            report: base.join("mtr.xml"),
         }
     }
 
@@ -64,6 +88,7 @@ impl Run {
             "--force".into(),
             "--max-test-fail=0".into(),
             "--retry=0".into(),
+            format!("--xml-report={}", self.report.display()),
         ];
         if !self.suites.is_empty() {
             args.push(format!("--suite={}", self.suites.join(",")));
@@ -74,6 +99,13 @@ impl Run {
         let mut cmd = duct::cmd("perl", &args).dir(paths::mtr_dir());
         for (k, v) in &self.env {
             cmd = cmd.env(k, v);
+        }
+        // A report left by an earlier run would stand for this one's.
+        match std::fs::remove_file(&self.report) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e).with_context(|| format!("removing {}", self.report.display()));
+            }
+            _ => {}
         }
         let mut log = std::fs::File::create(&self.log)?;
         let mut summary = Summary::default();
@@ -93,7 +125,24 @@ impl Run {
             Ok(())
         })
         .context("running mysql-test-run (package mariadb-test)")?;
+        // The lines above are progress. mtr writes an outcome line in several pieces (a print
+        // each) to a pipe its workers write to as well, and once a `[ disabled ]` line came
+        // out without its outcome: the counts come from mtr's report when it wrote one.
+        if let Some(outcomes) = self.outcomes()? {
+            summary = Summary::of(&outcomes, summary.mtr_ok);
+        }
         Ok(summary)
+    }
+
+    /// Every test's outcome (`suite.test` with its combinations, and `pass`, `fail`,
+    /// `skipped` or `disabled`) as mtr's report after [`run`](Self::run) gives them; `None`
+    /// when mtr wrote no report (it stopped before the end).
+    pub fn outcomes(&self) -> Result<Option<Vec<(String, &'static str)>>> {
+        match std::fs::read_to_string(&self.report) {
+            Ok(xml) => Ok(Some(report_outcomes(&xml))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e).with_context(|| format!("reading {}", self.report.display())),
+        }
     }
 
     /// Refuses a suite of ours (a suite named by a path that leads into `ours`) in which a
@@ -224,6 +273,64 @@ fn scan_valgrind(text: &str, out: &mut Valgrind) {
         }
     }
     flush(&mut block, out);
+}
+
+/// The outcomes in mtr's `--xml-report`: one `<testcase>` per test, its suite in `classname`,
+/// its name without the suite in `name`, its combinations in `combinations`, its result in
+/// `status`, and a `<disabled>` or `<skipped>` element inside a skipped one. Named as mtr's
+/// output lines name them ([`outcome`]); a test with no result (never run) is left out.
+pub fn report_outcomes(xml: &str) -> Vec<(String, &'static str)> {
+    let attr = |tag: &str, key: &str| -> String {
+        let pat = format!(" {key}=\"");
+        tag.find(&pat)
+            .and_then(|i| {
+                let v = &tag[i + pat.len()..];
+                v.find('"').map(|j| unescape(&v[..j]))
+            })
+            .unwrap_or_default()
+    };
+    let mut out = Vec::new();
+    for case in xml.split("<testcase ").skip(1) {
+        let Some(end) = case.find('>') else { continue };
+        let tag = &case[..end];
+        let outcome = match attr(tag, "status").as_str() {
+            "MTR_RES_PASSED" => "pass",
+            "MTR_RES_FAILED" => "fail",
+            "MTR_RES_SKIPPED" if case[end + 1..].trim_start().starts_with("<disabled") => {
+                "disabled"
+            }
+            "MTR_RES_SKIPPED" => "skipped",
+            _ => continue,
+        };
+        let (suite, test) = (attr(tag, "classname"), attr(tag, "name"));
+        let mut name = if test.starts_with(&format!("{suite}.")) {
+            test
+        } else {
+            format!("{suite}.{test}")
+        };
+        let combinations = attr(tag, "combinations");
+        if !combinations.is_empty() {
+            name = format!("{name} '{combinations}'");
+        }
+        out.push((name, outcome));
+    }
+    out
+}
+
+/// An XML attribute's value with the entities mtr writes replaced.
+fn unescape(v: &str) -> String {
+    [
+        ("&lt;", "<"),
+        ("&gt;", ">"),
+        ("&#34;", "\""),
+        ("&quot;", "\""),
+        ("&#39;", "'"),
+        ("&apos;", "'"),
+        ("&#38;", "&"),
+        ("&amp;", "&"),
+    ]
+    .iter()
+    .fold(v.to_string(), |v, (from, to)| v.replace(from, to))
 }
 
 /// `main.foo 'innodb'   w1 [ pass ]   12` -> (`main.foo 'innodb'`, `pass`).
@@ -381,6 +488,47 @@ mod tests {
         assert_eq!(v.summaries.len(), 1);
         assert_eq!(v.servers, 1);
         assert!(v.first_rheap.unwrap().starts_with("Invalid read"));
+    }
+
+    #[test]
+    fn report_outcomes_parse() {
+        let xml = r#"<?xml version="1.0" encoding="UTF-8"?>
+<testsuites disabled="1" errors="" failures="1" name="" tests="6" time="1.0">
+	<testsuite disabled="1" errors="" failures="1" hostname="h" id="0" name="/tmp/se/storage_engine" package="" skipped="1" tests="4" time="1.0" timestamp="t">
+		<testcase assertions="" classname="/tmp/se/storage_engine" name="alter_table" status="MTR_RES_FAILED" time="0.5" combinations="">
+			<failure message="" type="MTR_RES_FAILED">
+<![CDATA[mysqltest: <testcase in the log> [ pass ]]]>
+			</failure>
+		</testcase>
+		<testcase assertions="" classname="/tmp/se/storage_engine" name="insert" status="MTR_RES_PASSED" time="0.1" combinations="" />
+		<testcase assertions="" classname="/tmp/se/storage_engine" name="type_int" status="MTR_RES_SKIPPED" time="0.000" combinations="">
+			<disabled message="MDEV-1 &#39;a&#39; &lt;b&gt;" type="MTR_RES_SKIPPED"/>
+		</testcase>
+		<testcase assertions="" classname="/tmp/se/storage_engine" name="misc" status="MTR_RES_SKIPPED" time="0.000" combinations="">
+			<skipped message="Needs something" type="MTR_RES_SKIPPED"/>
+		</testcase>
+	</testsuite>
+	<testsuite disabled="0" errors="" failures="0" hostname="h" id="1" name="heap" package="" skipped="0" tests="2" time="0.1" timestamp="t">
+		<testcase assertions="" classname="heap" name="heap" status="MTR_RES_PASSED" time="0.1" combinations="innodb,x" />
+		<testcase assertions="" classname="heap" name="never_ran" status="" time="0.000" combinations="" />
+	</testsuite>
+</testsuites>
+"#;
+        let got = super::report_outcomes(xml);
+        let want: Vec<(String, &str)> = [
+            ("/tmp/se/storage_engine.alter_table", "fail"),
+            ("/tmp/se/storage_engine.insert", "pass"),
+            ("/tmp/se/storage_engine.type_int", "disabled"),
+            ("/tmp/se/storage_engine.misc", "skipped"),
+            ("heap.heap 'innodb,x'", "pass"),
+        ]
+        .into_iter()
+        .map(|(n, o)| (n.to_string(), o))
+        .collect();
+        assert_eq!(got, want);
+        let s = super::Summary::of(&got, true);
+        assert_eq!((s.passed, s.failed, s.skipped), (2, 1, 2));
+        assert_eq!(s.failures, ["/tmp/se/storage_engine.alter_table"]);
     }
 
     #[test]

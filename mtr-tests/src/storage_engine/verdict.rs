@@ -10,7 +10,6 @@
 use super::compare::Comparison;
 use super::exceptions::{Exceptions, MEMORY_TOO};
 use super::GUARD;
-use crate::mtr;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One test's outcome (mtr's `disabled` counts as skipped).
@@ -21,17 +20,18 @@ pub enum Outcome {
     Skipped,
 }
 
-/// Every test's outcome in mtr's output, keyed by our test names.
+/// Every test's outcome, keyed by our test names, from mtr's `(suite.test, outcome)` pairs
+/// (its report's, or its output lines' when it wrote no report).
 ///
 /// `suites` pairs each `--suite=` value with the prefix of our names for its tests (`""` for
-/// the top-level suite, `"parts/"` for a sub-suite). mtr may print a test twice (a `pass`
-/// then a `fail` when the server log check finds errors after it): the last line wins.
-pub fn outcomes(log: &str, suites: &[(String, String)]) -> BTreeMap<String, Outcome> {
+/// the top-level suite, `"parts/"` for a sub-suite). mtr's output may name a test twice (a
+/// `pass` then a `fail` when the server log check finds errors after it): the last one wins.
+pub fn outcomes<'a>(
+    pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    suites: &[(String, String)],
+) -> BTreeMap<String, Outcome> {
     let mut out = BTreeMap::new();
-    for line in log.lines() {
-        let Some((name, outcome)) = mtr::outcome(line) else {
-            continue;
-        };
+    for (name, outcome) in pairs {
         let outcome = match outcome {
             "pass" => Outcome::Pass,
             "fail" => Outcome::Fail,
@@ -318,6 +318,7 @@ impl Verdict {
 mod tests {
     use super::super::compare::Likeness;
     use super::*;
+    use crate::mtr;
 
     fn suites() -> Vec<(String, String)> {
         vec![
@@ -340,7 +341,7 @@ mod tests {
             /tmp/se/storage_engine.misc              w1 [ pass ]      3\n\
             /tmp/se/storage_engine.misc              w1 [ fail ]  Found warnings/errors in server log file!\n\
             main.other                               w1 [ pass ]      1\n";
-        let o = outcomes(log, &suites());
+        let o = outcomes(log.lines().filter_map(mtr::outcome), &suites());
         let expect: BTreeMap<String, Outcome> = [
             ("1st", Outcome::Pass),
             ("parts/alter_table", Outcome::Fail),
