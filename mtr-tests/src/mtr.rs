@@ -138,8 +138,9 @@ impl Run {
     /// `skipped` or `disabled`) as mtr's report after [`run`](Self::run) gives them; `None`
     /// when mtr wrote no report (it stopped before the end).
     pub fn outcomes(&self) -> Result<Option<Vec<(String, &'static str)>>> {
-        match std::fs::read_to_string(&self.report) {
-            Ok(xml) => Ok(Some(report_outcomes(&xml))),
+        // Lossy: a failed test's log, quoted in the report, may hold any bytes.
+        match std::fs::read(&self.report) {
+            Ok(xml) => Ok(Some(report_outcomes(&String::from_utf8_lossy(&xml)))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e).with_context(|| format!("reading {}", self.report.display())),
         }
