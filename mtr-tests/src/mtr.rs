@@ -16,16 +16,19 @@ pub struct Summary {
     pub failures: Vec<String>,
     /// Whether mtr itself exited 0.
     pub mtr_ok: bool,
+    /// Every test's outcome (`suite.test` with its combinations, and `pass`, `fail`, `skipped`
+    /// or `disabled`): from mtr's report when it wrote one, else from its output lines.
+    pub outcomes: Vec<(String, &'static str)>,
 }
 
 impl Summary {
-    /// The counts of `outcomes` (from [`Run::outcomes`]), for a run that exited as `mtr_ok`.
-    pub fn of(outcomes: &[(String, &str)], mtr_ok: bool) -> Summary {
+    /// The counts of `outcomes`, for a run that exited as `mtr_ok`.
+    pub fn of(outcomes: Vec<(String, &'static str)>, mtr_ok: bool) -> Summary {
         let mut s = Summary {
             mtr_ok,
             ..Summary::default()
         };
-        for (name, outcome) in outcomes {
+        for (name, outcome) in &outcomes {
             match *outcome {
                 "pass" => s.passed += 1,
                 "fail" => {
@@ -35,6 +38,7 @@ impl Summary {
                 _ => s.skipped += 1,
             }
         }
+        s.outcomes = outcomes;
         s
     }
 }
@@ -77,7 +81,8 @@ impl Run {
         }
     }
 
-    /// Runs mtr, echoing each test's outcome line as it comes (progress), and counts them.
+    /// Runs mtr, echoing each test's outcome line as it comes (progress), and counts the
+    /// outcomes.
     pub fn run(&self) -> Result<Summary> {
         self.check_result_files(&paths::suites())?;
         std::fs::create_dir_all(self.log.parent().unwrap())?;
@@ -108,36 +113,25 @@ impl Run {
             _ => {}
         }
         let mut log = std::fs::File::create(&self.log)?;
-        let mut summary = Summary::default();
-        summary.mtr_ok = process::stream(cmd, |line| {
+        let mut streamed = Vec::new();
+        let mtr_ok = process::stream(cmd, |line| {
             log.write_all(line.as_bytes())?;
             if let Some((name, outcome)) = outcome(line) {
                 println!("  {name:<60} {outcome}");
-                match outcome {
-                    "pass" => summary.passed += 1,
-                    "fail" => {
-                        summary.failed += 1;
-                        summary.failures.push(name.to_string());
-                    }
-                    _ => summary.skipped += 1,
-                }
+                streamed.push((name.to_string(), outcome));
             }
             Ok(())
         })
         .context("running mysql-test-run (package mariadb-test)")?;
         // The lines above are progress. mtr writes an outcome line in several pieces (a print
         // each) to a pipe its workers write to as well, and once a `[ disabled ]` line came
-        // out without its outcome: the counts come from mtr's report when it wrote one.
-        if let Some(outcomes) = self.outcomes()? {
-            summary = Summary::of(&outcomes, summary.mtr_ok);
-        }
-        Ok(summary)
+        // out without its outcome: the outcomes come from mtr's report when it wrote one.
+        Ok(Summary::of(self.reported()?.unwrap_or(streamed), mtr_ok))
     }
 
-    /// Every test's outcome (`suite.test` with its combinations, and `pass`, `fail`,
-    /// `skipped` or `disabled`) as mtr's report after [`run`](Self::run) gives them; `None`
-    /// when mtr wrote no report (it stopped before the end).
-    pub fn outcomes(&self) -> Result<Option<Vec<(String, &'static str)>>> {
+    /// Every test's outcome as mtr's report gives them; `None` when mtr wrote no report (it
+    /// stopped before the end).
+    fn reported(&self) -> Result<Option<Vec<(String, &'static str)>>> {
         // Lossy: a failed test's log, quoted in the report, may hold any bytes.
         match std::fs::read(&self.report) {
             Ok(xml) => Ok(Some(report_outcomes(&String::from_utf8_lossy(&xml)))),
@@ -335,13 +329,16 @@ fn unescape(v: &str) -> String {
 }
 
 /// `main.foo 'innodb'   w1 [ pass ]   12` -> (`main.foo 'innodb'`, `pass`).
-pub fn outcome(line: &str) -> Option<(&str, &str)> {
+pub fn outcome(line: &str) -> Option<(&str, &'static str)> {
     let open = line.find("[ ")?;
     let close = open + line[open..].find(" ]")?;
-    let outcome = &line[open + 2..close];
-    if !matches!(outcome, "pass" | "fail" | "skipped" | "disabled") {
-        return None;
-    }
+    let outcome = match &line[open + 2..close] {
+        "pass" => "pass",
+        "fail" => "fail",
+        "skipped" => "skipped",
+        "disabled" => "disabled",
+        _ => return None,
+    };
     let head = line[..open].trim_end();
     // Drop the worker tag mtr adds with --parallel.
     let name = match head.rsplit_once(' ') {
@@ -527,9 +524,10 @@ mod tests {
         .map(|(n, o)| (n.to_string(), o))
         .collect();
         assert_eq!(got, want);
-        let s = super::Summary::of(&got, true);
+        let s = super::Summary::of(got.clone(), true);
         assert_eq!((s.passed, s.failed, s.skipped), (2, 1, 2));
         assert_eq!(s.failures, ["/tmp/se/storage_engine.alter_table"]);
+        assert_eq!(s.outcomes, got);
     }
 
     #[test]

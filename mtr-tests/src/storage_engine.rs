@@ -286,16 +286,11 @@ fn run_copy(copy: &SuiteCopy, extra: &[String], parallel: usize) -> Result<Engin
     let summary = run
         .run()
         .with_context(|| format!("the run against {}", copy.engine.name()))?;
-    let outcomes = match run.outcomes()? {
-        Some(list) => verdict::outcomes(list.iter().map(|(n, o)| (n.as_str(), *o)), &suites),
-        None => {
-            let log = std::fs::read_to_string(&run.log)
-                .with_context(|| format!("reading {}", run.log.display()))?;
-            verdict::outcomes(log.lines().filter_map(mtr::outcome), &suites)
-        }
-    };
     Ok(EngineRun {
-        outcomes,
+        outcomes: verdict::outcomes(
+            summary.outcomes.iter().map(|(n, o)| (n.as_str(), *o)),
+            &suites,
+        ),
         mtr_ok: summary.mtr_ok,
         log: run.log,
         took: started.elapsed(),
