@@ -143,11 +143,6 @@ impl Profile {
         }
         Ok(Profile { parts })
     }
-
-    /// Instructions run, over every part.
-    pub fn ir(&self) -> u64 {
-        self.parts.values().map(|p| p.ir).sum()
-    }
 }
 
 /// A compressed name (`(id) name` defines, `(id)` refers back; a bare name is itself).
@@ -237,7 +232,7 @@ summary: 27
         assert_eq!(rheap.d1_misses, 2);
         assert_eq!(rheap.ll_misses, 3);
         assert_eq!(p.parts["???"].ir, 2);
-        assert_eq!(p.ir(), 27);
+        assert_eq!(p.parts.values().map(|p| p.ir).sum::<u64>(), 27);
     }
 
     #[test]

@@ -157,7 +157,7 @@ fn measure(
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir)?;
     let wrapper = wrapper(dir)?;
-    let sut = system::by_name(system).context("a system")?;
+    let sut = system::named(system)?;
     let mut config = Configuration::start_with(sut, size, schema, |o| {
         o.mariadbd = wrapper;
         // Under valgrind InnoDB can use neither io_uring nor native AIO, nor map its default
