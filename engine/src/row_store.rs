@@ -6,11 +6,11 @@
 //! A row that grows or shrinks in an UPDATE moves to a new piece; the old piece waits on the
 //! arena's free list for a row of its size.
 
-use crate::alloc::Arena;
+use crate::alloc::Pieces;
 use crate::error::{Error, Result};
 use crate::records::{Pos, RecordStore};
 use crate::row::RowFormat;
-use allocator_api2::alloc::{Allocator, Layout};
+use allocator_api2::alloc::Layout;
 use std::ptr::NonNull;
 
 /// Bytes of a packed row's slot: the piece's address and length.
@@ -21,8 +21,9 @@ pub struct RowStore {
     format: RowFormat,
     /// Slots: the rows themselves, or descriptors of packed rows.
     slots: RecordStore,
-    /// Where packed rows live (None: rows are stored as they are).
-    pieces: Option<Arena>,
+    /// Where packed rows live (None: rows are stored as they are). Only the store changes
+    /// them, through `&mut self`: no lock.
+    pieces: Option<Pieces>,
     /// BLOB bytes in the rows.
     blob_bytes: u64,
 }
@@ -50,7 +51,7 @@ impl RowStore {
                 planned_rows,
                 limit,
             ),
-            pieces: packed.then(|| Arena::new(rec_len.min(256), planned_rows, limit)),
+            pieces: packed.then(|| Pieces::new(rec_len.min(256), planned_rows, limit)),
             format,
             blob_bytes: 0,
         }
@@ -81,11 +82,11 @@ impl RowStore {
     #[inline]
     #[link_section = ".text.hot.rheap.row_store.insert"]
     pub fn insert(&mut self, packed: &[u8]) -> Result<Pos> {
-        let Some(arena) = &self.pieces else {
+        let Some(pieces) = &mut self.pieces else {
             return self.slots.insert(packed);
         };
         let blob = self.format.blob_bytes(packed)? as u64;
-        let piece = put(arena, packed)?;
+        let piece = put(pieces, packed)?;
         match self.slots.insert(&descriptor(piece, packed.len())) {
             Ok(pos) => {
                 self.blob_bytes += blob;
@@ -93,7 +94,7 @@ impl RowStore {
             }
             Err(e) => {
                 // SAFETY: the piece was allocated just above with this length.
-                unsafe { arena.deallocate(piece, layout(packed.len())) };
+                unsafe { pieces.deallocate(piece, layout(packed.len())) };
                 Err(e)
             }
         }
@@ -156,33 +157,41 @@ impl RowStore {
 
     /// Replaces row `pos` with `packed`.
     pub fn update(&mut self, pos: Pos, packed: &[u8]) -> Result<()> {
-        let Some(arena) = &self.pieces else {
+        if self.pieces.is_none() {
             return self.slots.update(pos, packed);
-        };
+        }
         let (old, old_len) =
             Self::read_descriptor(self.slots.get(pos).ok_or(Error::RecordDeleted)?);
         let old_blob = self.format.blob_bytes(self.stored(pos).expect("live"))? as u64;
         let blob = self.format.blob_bytes(packed)? as u64;
-        let piece = put(arena, packed)?;
-        self.slots.update(pos, &descriptor(piece, packed.len()))?;
-        // SAFETY: the old piece was allocated with this length and no slot names it any more.
-        unsafe { arena.deallocate(old, layout(old_len)) };
+        if let Some(pieces) = &mut self.pieces {
+            let piece = put(pieces, packed)?;
+            if let Err(e) = self.slots.update(pos, &descriptor(piece, packed.len())) {
+                // SAFETY: the piece was allocated just above with this length.
+                unsafe { pieces.deallocate(piece, layout(packed.len())) };
+                return Err(e);
+            }
+            // SAFETY: the old piece was allocated with this length and no slot names it any
+            // more.
+            unsafe { pieces.deallocate(old, layout(old_len)) };
+        }
         self.blob_bytes = self.blob_bytes - old_blob + blob;
         Ok(())
     }
 
     pub fn delete(&mut self, pos: Pos) -> Result<()> {
-        if let Some(arena) = &self.pieces {
-            let (p, len) = Self::read_descriptor(self.slots.get(pos).ok_or(Error::RecordDeleted)?);
-            let blob = self.format.blob_bytes(self.stored(pos).expect("live"))? as u64;
-            self.slots.delete(pos)?;
-            // SAFETY: allocated with this length; its slot is free now.
-            unsafe { arena.deallocate(p, layout(len)) };
-            self.blob_bytes -= blob;
-            Ok(())
-        } else {
-            self.slots.delete(pos)
+        if self.pieces.is_none() {
+            return self.slots.delete(pos);
         }
+        let (p, len) = Self::read_descriptor(self.slots.get(pos).ok_or(Error::RecordDeleted)?);
+        let blob = self.format.blob_bytes(self.stored(pos).expect("live"))? as u64;
+        self.slots.delete(pos)?;
+        if let Some(pieces) = &mut self.pieces {
+            // SAFETY: allocated with this length; its slot is free now.
+            unsafe { pieces.deallocate(p, layout(len)) };
+        }
+        self.blob_bytes -= blob;
+        Ok(())
     }
 
     /// Drops every row and gives the memory back.
@@ -195,15 +204,15 @@ impl RowStore {
     /// rows.
     pub fn clear_keeping_blocks(&mut self) {
         self.slots.clear_keeping_blocks();
-        if let Some(arena) = &mut self.pieces {
-            arena.clear_keeping_blocks();
+        if let Some(pieces) = &mut self.pieces {
+            pieces.clear_keeping_blocks();
         }
         self.blob_bytes = 0;
     }
 
     fn clear_pieces(&mut self) {
-        if let Some(arena) = self.pieces.as_mut().filter(|a| a.bytes() != 0) {
-            *arena = arena.fresh();
+        if let Some(pieces) = self.pieces.as_mut().filter(|p| p.bytes() != 0) {
+            *pieces = pieces.fresh();
         }
         self.blob_bytes = 0;
     }
@@ -251,14 +260,14 @@ impl RowStore {
 
     /// Bytes of the blocks holding the rows.
     pub fn bytes(&self) -> usize {
-        self.slots.bytes() + self.pieces.as_ref().map_or(0, Arena::bytes)
+        self.slots.bytes() + self.pieces.as_ref().map_or(0, Pieces::bytes)
     }
 
     /// Checks the invariants; panics on a violation.
     pub fn debug_check_consistency(&self) {
         self.slots.debug_check_consistency();
-        if let Some(arena) = &self.pieces {
-            arena.debug_check_consistency();
+        if let Some(pieces) = &self.pieces {
+            pieces.debug_check_consistency();
             let mut blob = 0;
             let mut p = 0;
             while let Some(q) = self.next_live(p) {
@@ -271,12 +280,11 @@ impl RowStore {
     }
 }
 
-/// A piece of `arena` holding `bytes`.
-fn put(arena: &Arena, bytes: &[u8]) -> Result<NonNull<u8>> {
-    let piece = arena
+/// A new piece holding `bytes`.
+fn put(pieces: &mut Pieces, bytes: &[u8]) -> Result<NonNull<u8>> {
+    let piece = pieces
         .allocate(layout(bytes.len()))
-        .map_err(|_| Error::OutOfMemory)?
-        .cast::<u8>();
+        .ok_or(Error::OutOfMemory)?;
     // SAFETY: the piece has room for at least `bytes.len()` bytes and nothing else uses it.
     unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), piece.as_ptr(), bytes.len()) };
     Ok(piece)

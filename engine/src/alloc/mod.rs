@@ -1,11 +1,13 @@
 //! rheap's memory: blocks that start small and grow ([`policy`]), taken from the server's
-//! allocator ([`system`]) through a bounded cache of freed blocks ([`cache`]), and carved for a
-//! table's indexes by an [`arena`]. A table's rows live in blocks of their own
-//! ([`crate::records`]).
+//! allocator ([`system`]) through a bounded cache of freed blocks ([`cache`]), and carved into
+//! small [`pieces`]: a table's packed rows', and its indexes' through an [`arena`]. A table's
+//! row slots live in blocks of their own ([`crate::records`]).
 
 pub mod arena;
 pub mod cache;
+pub mod pieces;
 pub mod policy;
 pub mod system;
 
 pub use arena::Arena;
+pub use pieces::Pieces;
