@@ -188,15 +188,20 @@ class ha_rheap final : public handler
   /** The BTREE keys: the only ones that can be scanned in order. */
   key_map btree_keys;
 
+  /** table_flags(), kept here: the server asks several times per statement, and the handler
+      object is in cache when the engine's globals may not be. */
+  const ulonglong capabilities;
+
   rheap_handler *rs() { return reinterpret_cast<rheap_handler *>(state); }
 
 public:
   ha_rheap(handlerton *hton, TABLE_SHARE *share)
-    : handler(hton, share) { rheap_handler_init(rs()); }
+    : handler(hton, share), capabilities(flags[hton == heap_hton])
+  { rheap_handler_init(rs()); }
   ~ha_rheap() override { rheap_handler_drop(rs()); }
 
   /** Capabilities, as the server tests them with HA_* bits (handler.h). */
-  ulonglong table_flags() const override { return flags[ht == heap_hton]; }
+  ulonglong table_flags() const override { return capabilities; }
   /** table_flags() of an RHEAP handler and of a MEMORY one, from the engine at plugin init. */
   static ulonglong flags[2];
   /** What a key can do: HASH keys only find whole keys; BTREE keys also scan in order. */
