@@ -315,7 +315,12 @@ impl Table {
     fn with_scratch<T>(&mut self, f: impl FnOnce(&mut Self, &mut Scratch) -> T) -> T {
         let mut s = self.scratch.take().unwrap_or_default();
         let r = f(self, &mut s);
-        self.scratch = Some(s);
+        // Put back into the empty place: nothing to drop there, so no drop (which the compiler
+        // must assume may unwind) between `f`'s result and the return, which would keep the
+        // result in memory and copy it out again.
+        let empty = self.scratch.replace(s);
+        debug_assert!(empty.is_none(), "`f` does not put a scratch buffer back");
+        std::mem::forget(empty);
         r
     }
 

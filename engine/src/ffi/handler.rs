@@ -207,6 +207,32 @@ unsafe fn new_share(def: &rheap_table_def) -> Result<Share> {
     Share::new(unsafe { new_table(def) }?, def.for_memory != 0)
 }
 
+/// A new internal temporary table, for an open that found none kept. Out of line (and cold:
+/// most opens take a kept table), so that [`rheap_open`] does not reserve the stack a table is
+/// built in, which would spread its frame over cache lines that each open then touches.
+///
+/// # Safety
+/// As [`new_table`].
+#[cold]
+#[inline(never)]
+unsafe fn new_internal(def: &rheap_table_def, key: Option<DefKey>) -> Result<Box<Internal>> {
+    // SAFETY: passed on from the caller.
+    Ok(Box::new(Internal::new(unsafe { new_table(def) }?, key)))
+}
+
+/// Opens (creating it if need be) the named table `name`: out of line, as [`new_internal`].
+///
+/// # Safety
+/// `name` a NUL-terminated string; `def` as [`new_table`].
+#[inline(never)]
+unsafe fn open_shared(name: *const c_char, def: &rheap_table_def) -> Result<(Open, bool)> {
+    // SAFETY: passed on from the caller.
+    let name = unsafe { table_name(name) }?;
+    // SAFETY: as above.
+    let (share, created) = TABLES.open(name, || unsafe { new_share(def) })?;
+    Ok((Open::Shared(share), created))
+}
+
 // The shim keeps a handler's state in its own object, in room the header sizes.
 const _: () = {
     use rheap_sys::shim::{RHEAP_HANDLER_ALIGN, RHEAP_HANDLER_SIZE, RHEAP_REF_LENGTH};
@@ -293,16 +319,13 @@ pub unsafe extern "C" fn rheap_open(
             let mut internal = match key.as_ref().and_then(recycle::take) {
                 Some(kept) => kept,
                 // SAFETY: as above.
-                None => Box::new(Internal::new(unsafe { new_table(def) }?, key)),
+                None => unsafe { new_internal(def, key) }?,
             };
             h.adopt(std::mem::take(&mut internal.buffers));
             (Open::Internal(internal), true)
         } else {
             // SAFETY: the shim passes the table path; the definition as above.
-            let name = unsafe { table_name(name) }?;
-            // SAFETY: as above.
-            let (share, created) = TABLES.open(name, || unsafe { new_share(def) })?;
-            (Open::Shared(share), created)
+            unsafe { open_shared(name, def) }?
         };
         {
             let t = open.read()?;
