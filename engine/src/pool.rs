@@ -3,7 +3,9 @@
 //!
 //! Each part holds at most `per_part` objects, each under a tag (a hash of what it is for);
 //! giving to a full part pushes out its oldest, which the caller drops after the part's lock is
-//! released. Taking looks from the newest, at the tags first, so that a miss reads no object.
+//! released. Taking looks from the newest, at the tags first, so that a miss reads no object;
+//! a part with no match lends from the others, so a thread that moved to another CPU still finds
+//! what it kept.
 //! Internal temporary tables go here when they close (`ffi::recycle`).
 
 use crate::cpu::{Padded, PerCpu, MAX_PARTS};
@@ -37,9 +39,12 @@ impl<T> Pool<T> {
         self.parts.get(i).lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The newest object of this CPU's part under `tag` for which `wanted` holds, taken out.
+    /// The newest object under `tag` for which `wanted` holds, taken out: from this CPU's
+    /// part, else from the others in use, as the block cache lends between its shards. A
+    /// thread that moved to another CPU then finds the tables it left on the one before
+    /// instead of building new ones.
     pub fn take(&self, tag: u64, wanted: impl Fn(&T) -> bool) -> Option<T> {
-        self.take_from(self.parts.here(), tag, wanted)
+        self.take_from(self.parts.here(), self.parts.in_use(), tag, wanted)
     }
 
     /// Keeps `item` under `tag` in this CPU's part; returns the part's oldest object when it
@@ -49,11 +54,19 @@ impl<T> Pool<T> {
         self.give_to(self.parts.here(), tag, item)
     }
 
-    /// [`take`](Self::take) from part `i`.
-    fn take_from(&self, i: usize, tag: u64, wanted: impl Fn(&T) -> bool) -> Option<T> {
-        let mut part = self.lock(i);
-        let i = part.iter().rposition(|(t, x)| *t == tag && wanted(x))?;
-        Some(part.remove(i).1)
+    /// [`take`](Self::take) from part `first`, then from the others of the first `n` parts.
+    fn take_from(
+        &self,
+        first: usize,
+        n: usize,
+        tag: u64,
+        wanted: impl Fn(&T) -> bool,
+    ) -> Option<T> {
+        (first..first + n).find_map(|i| {
+            let mut part = self.lock(i % n);
+            let at = part.iter().rposition(|(t, x)| *t == tag && wanted(x))?;
+            Some(part.remove(at).1)
+        })
     }
 
     /// [`give`](Self::give) to part `i`.
@@ -121,19 +134,14 @@ mod tests {
             }
         }
         assert_eq!(pool.len(), 3);
-        assert_eq!(pool.take_from(0, 1, |_| true), Some(11));
-        assert_eq!(pool.take_from(0, 1, |_| true), None);
+        assert_eq!(pool.take_from(0, 1, 1, |_| true), Some(11));
+        assert_eq!(pool.take_from(0, 1, 1, |_| true), None);
         assert_eq!(
-            pool.take_from(0, 2, |&x| x == 12),
+            pool.take_from(0, 1, 2, |&x| x == 12),
             None,
             "the tag and the test must both hold"
         );
-        assert_eq!(
-            pool.take_from(1, 2, |&x| x == 2),
-            None,
-            "another part holds none"
-        );
-        assert_eq!(pool.take_from(0, 2, |&x| x == 2), Some(2));
+        assert_eq!(pool.take_from(0, 1, 2, |&x| x == 2), Some(2));
         pool.debug_check_consistency();
         assert_eq!(pool.drain(), vec![3]);
         assert!(pool.is_empty());
@@ -141,9 +149,33 @@ mod tests {
         assert_eq!(none.give(0, 7), Some(7), "a pool of no room keeps nothing");
     }
 
+    #[test]
+    fn a_part_without_a_match_takes_from_the_others() {
+        let pool = Pool::new(3);
+        assert_eq!(pool.give_to(1, 5, 50), None);
+        assert_eq!(pool.give_to(0, 6, 60), None);
+        assert_eq!(
+            pool.take_from(0, 1, 5, |_| true),
+            None,
+            "part 0 alone holds none under 5"
+        );
+        assert_eq!(
+            pool.take_from(0, 2, 5, |_| true),
+            Some(50),
+            "part 1 lends it"
+        );
+        assert_eq!(
+            pool.take_from(1, 2, 6, |_| true),
+            Some(60),
+            "and part 0 from part 1"
+        );
+        assert!(pool.is_empty());
+    }
+
     proptest! {
         /// Against a model of one part (the test thread may move between CPUs, so the model
-        /// is the multiset of what the pool holds): nothing is lost or made up.
+        /// is the multiset of what the pool holds): nothing is lost or made up, and a take
+        /// finds a match wherever it is held.
         #[test]
         fn what_goes_in_comes_out_once(ops in proptest::collection::vec((any::<bool>(), 0u8..4), 0..100)) {
             let pool = Pool::new(4);
@@ -155,10 +187,14 @@ mod tests {
                         let i = held.iter().position(|&h| h == out).unwrap();
                         held.remove(i);
                     }
-                } else if let Some(got) = pool.take(u64::from(x % 2), |&h| h == x) {
-                    prop_assert_eq!(got, x);
-                    let i = held.iter().position(|&h| h == got).unwrap();
-                    held.remove(i);
+                } else {
+                    let got = pool.take(u64::from(x % 2), |&h| h == x);
+                    prop_assert_eq!(got.is_some(), held.contains(&x));
+                    if let Some(got) = got {
+                        prop_assert_eq!(got, x);
+                        let i = held.iter().position(|&h| h == got).unwrap();
+                        held.remove(i);
+                    }
                 }
                 pool.debug_check_consistency();
                 prop_assert_eq!(pool.len(), held.len());
