@@ -49,6 +49,23 @@ fn pin(tid: u64, cpu: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Runs [`GROUP_BY`] `times` with the connection's OS thread `tid` bound to `cpu`; returns the
+/// tables served meanwhile, and how many of them a kept table served.
+fn group_by_on(
+    c: &mut mysql::Conn,
+    tid: u64,
+    cpu: usize,
+    times: usize,
+) -> anyhow::Result<(u64, u64)> {
+    pin(tid, cpu)?;
+    let before = served_and_reused(c)?;
+    for _ in 0..times {
+        c.query_drop(GROUP_BY)?;
+    }
+    let after = served_and_reused(c)?;
+    Ok((after.0 - before.0, after.1 - before.1))
+}
+
 #[test]
 fn a_thread_on_another_cpu_reuses_its_kept_table() -> anyhow::Result<()> {
     let cpus = allowed_cpus()?;
@@ -81,26 +98,14 @@ fn a_thread_on_another_cpu_reuses_its_kept_table() -> anyhow::Result<()> {
         .ok_or_else(|| anyhow::anyhow!("no OS thread id for this connection"))?;
 
     // On the first CPU: the table is built, kept, and served again from its part.
-    pin(tid, first)?;
-    let before = served_and_reused(&mut c)?;
-    for _ in 0..3 {
-        c.query_drop(GROUP_BY)?;
-    }
-    let on_first = served_and_reused(&mut c)?;
     assert_eq!(
-        (on_first.0 - before.0, on_first.1 - before.1),
+        group_by_on(&mut c, tid, first, 3)?,
         (3, 2),
         "on CPU {first}: 3 tables served, the last 2 by the kept one"
     );
-
     // On the second CPU, whose part keeps nothing of this shape: the kept table serves again.
-    pin(tid, second)?;
-    for _ in 0..2 {
-        c.query_drop(GROUP_BY)?;
-    }
-    let on_second = served_and_reused(&mut c)?;
     assert_eq!(
-        (on_second.0 - on_first.0, on_second.1 - on_first.1),
+        group_by_on(&mut c, tid, second, 2)?,
         (2, 2),
         "after moving to CPU {second}: 2 tables served, both by the table kept on CPU {first}"
     );
