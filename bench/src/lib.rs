@@ -10,9 +10,9 @@
 //! - [`run`]: interleaved rounds, client threads, median and spread.
 //! - [`probe`]: mmap/munmap per statement (strace, outside the timed rounds).
 //! - [`report`], [`plot`]: markdown, JSON, SVG.
-//! - [`callgrind`]: reading a callgrind profile, for the `footprint` tool (code run per statement).
+//! - [`callgrind`]: reading a callgrind profile (from the test harness), for the `footprint` tool.
 
-pub mod callgrind;
+pub use rheap_mtr_tests::callgrind;
 pub mod check;
 pub mod plot;
 pub mod probe;

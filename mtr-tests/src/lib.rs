@@ -4,7 +4,9 @@
 //! Nothing here mocks the server: every test starts a real `mariadbd` from the installed
 //! packages, in a temporary directory of its own, reached over a socket in that directory.
 
+pub mod callgrind;
 pub mod docker_check;
+pub mod layout;
 pub mod mtr;
 pub mod paths;
 pub mod pgo;

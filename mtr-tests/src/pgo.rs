@@ -21,7 +21,7 @@
 //! which ci/setup installs). Without it, or with `RHEAP_PGO=0`, [`tool`] says why and the plugin
 //! is a plain release build.
 
-use crate::{paths, plugin, sql, Server};
+use crate::{layout, paths, plugin, sql, Server};
 use anyhow::{bail, Context, Result};
 use mysql::prelude::Queryable;
 use std::path::{Path, PathBuf};
@@ -78,7 +78,7 @@ pub fn build(tool: &Path) -> Result<PathBuf> {
 
     step("1/3 instrumented build (target/pgo/generate)");
     let generate = flag("-Cprofile-generate=", &raw);
-    let instrumented = cargo_rustc(&dir.join("generate"), &generate)?;
+    let instrumented = cargo_rustc(&dir.join("generate"), &[generate])?;
     let made_from = format!("{:016x}", hash_file(&instrumented)?);
     if profile.is_file() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(&made_from) {
         step("2/3 training: the profile is up to date (instrumented library unchanged)");
@@ -93,7 +93,11 @@ pub fn build(tool: &Path) -> Result<PathBuf> {
     }
 
     step("3/3 optimised build with target/pgo/rheap.profdata (target/pgo/use)");
-    cargo_rustc(&dir.join("use"), &flag("-Cprofile-use=", &profile))
+    // Linked with its relocations, so that the layout step (`layout`) can move its code.
+    cargo_rustc(
+        &dir.join("use"),
+        &[flag("-Cprofile-use=", &profile), layout::LINK_FLAG.into()],
+    )
 }
 
 fn step(what: &str) {
@@ -104,12 +108,14 @@ fn flag(name: &str, path: &Path) -> String {
     format!("{name}{}", path.display())
 }
 
-/// `cargo rustc --release -p rheap --lib` in `target_dir`, with `flag` for the rheap crate only.
-fn cargo_rustc(target_dir: &Path, flag: &str) -> Result<PathBuf> {
+/// `cargo rustc --release -p rheap --lib` in `target_dir`, with `flags` for the rheap crate
+/// only.
+fn cargo_rustc(target_dir: &Path, flags: &[String]) -> Result<PathBuf> {
     plugin::cargo(|c| {
         c.args(["rustc", "--release", "-p", "rheap", "--lib", "--target-dir"])
             .arg(target_dir)
-            .args(["--", flag])
+            .arg("--")
+            .args(flags)
     })?;
     Ok(target_dir.join("release/librheap.so"))
 }
@@ -126,12 +132,8 @@ fn train(instrumented: &Path, plugin_dir: &Path) -> Result<()> {
         ..Default::default()
     })?;
     let mut conn = server.conn()?;
-    let pass = sql::statements(PASS);
-    for statement in sql::statements(SETUP)
-        .iter()
-        .chain((0..PASSES).flat_map(|_| pass.iter()))
-    {
-        conn.query_drop(statement)
+    for statement in training_statements(PASSES) {
+        conn.query_drop(&statement)
             .with_context(|| format!("training statement `{statement}`"))?;
     }
     drop(conn);
@@ -142,6 +144,16 @@ fn train(instrumented: &Path, plugin_dir: &Path) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The training statements: `pgo/setup.sql`, then `pgo/pass.sql` `passes` times.
+pub(crate) fn training_statements(passes: usize) -> Vec<String> {
+    let pass = sql::statements(PASS);
+    let mut all = sql::statements(SETUP);
+    for _ in 0..passes {
+        all.extend(pass.iter().cloned());
+    }
+    all
 }
 
 /// `llvm-profdata merge` of what the training run wrote in `raw`.
@@ -163,7 +175,7 @@ fn merge(tool: &Path, raw: &Path, profile: &Path) -> Result<()> {
     Ok(())
 }
 
-fn hash_file(path: &Path) -> Result<u64> {
+pub(crate) fn hash_file(path: &Path) -> Result<u64> {
     use std::hash::{Hash, Hasher};
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -172,12 +184,12 @@ fn hash_file(path: &Path) -> Result<u64> {
 }
 
 /// An exclusive `flock` on a file, released when dropped (or when the process dies).
-struct Lock {
+pub(crate) struct Lock {
     _file: std::fs::File,
 }
 
 impl Lock {
-    fn take(path: &Path) -> Result<Lock> {
+    pub(crate) fn take(path: &Path) -> Result<Lock> {
         use std::os::fd::AsRawFd;
         let file = std::fs::File::create(path)?;
         // SAFETY: flock(2) on a descriptor this function owns; no memory is involved.

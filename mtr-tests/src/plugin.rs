@@ -5,7 +5,7 @@
 //! stages a directory holding it plus links to every plugin of the installed server, so that a
 //! server pointed at it still finds its own plugins (upstream tests load several).
 
-use crate::{paths, pgo};
+use crate::{layout, paths, pgo};
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -27,13 +27,21 @@ pub fn dir() -> Result<PathBuf> {
 }
 
 /// Builds the plugin and returns the library: profile-guided ([`pgo`]) when the toolchain has
-/// `llvm-profdata`, else `cargo build --release -p rheap`, saying why.
+/// `llvm-profdata`, then laid out by BOLT ([`layout`]) when `llvm-bolt` is installed; else
+/// without the step that cannot be taken, saying why.
 pub fn build() -> Result<PathBuf> {
-    match pgo::tool() {
-        Ok(tool) => pgo::build(&tool),
+    let lib = match pgo::tool() {
+        Ok(tool) => pgo::build(&tool)?,
         Err(why) => {
-            eprintln!("[plugin] plain release build, without a profile: {why}");
-            plain_build()
+            eprintln!("[plugin] plain release build, without a profile or a layout step: {why}");
+            return plain_build();
+        }
+    };
+    match layout::tool() {
+        Ok(bolt) => layout::optimise(&bolt, &lib),
+        Err(why) => {
+            eprintln!("[plugin] no layout step, the library as linked: {why}");
+            Ok(lib)
         }
     }
 }

@@ -20,7 +20,7 @@
 
 use anyhow::{bail, ensure, Context, Result};
 use mysql::prelude::Queryable;
-use rheap_bench::callgrind::{Part, Profile};
+use rheap_bench::callgrind::{self, Part, Profile};
 use rheap_bench::schema::Schema;
 use rheap_bench::system::{self, Configuration, Size};
 use rheap_bench::workload::{self, Workload};
@@ -156,16 +156,16 @@ fn measure(
 ) -> Result<Measured> {
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir)?;
-    let wrapper = wrapper(dir)?;
+    let wrapper = callgrind::wrapper(
+        dir,
+        "--cache-sim=yes --dump-instr=yes --I1=32768,8,64 --D1=49152,12,64 \
+         --LL=2097152,16,64 --instr-atstart=no --separate-threads=yes",
+    )?;
     let sut = system::named(system)?;
     let mut config = Configuration::start_with(sut, size, schema, |o| {
         o.mariadbd = wrapper;
-        // Under valgrind InnoDB can use neither io_uring nor native AIO, nor map its default
-        // buffer pool reservation (8 TiB of address space).
-        o.args.extend([
-            "--innodb-use-native-aio=0".into(),
-            "--innodb-buffer-pool-size-max=16M".into(),
-        ]);
+        o.args
+            .extend(callgrind::SERVER_OPTIONS.iter().map(|s| s.to_string()));
     })?;
     let pid = config.server.pid().context("the server's pid")?;
     let statements = w.iteration(schema);
@@ -177,12 +177,12 @@ fn measure(
         Ok(())
     };
     run(&mut c)?;
-    control(pid, "-i on")?;
+    callgrind::control(pid, "-i on")?;
     for _ in 0..iterations {
         run(&mut c)?;
     }
-    control(pid, "-i off")?;
-    control(pid, "-d")?;
+    callgrind::control(pid, "-i off")?;
+    callgrind::control(pid, "-d")?;
     drop(c);
     config.server.stop()?;
     let profile = read_busiest(dir, |func| {
@@ -193,37 +193,6 @@ fn measure(
         statements: (iterations * statements.len()) as u64,
         profile,
     })
-}
-
-/// A script that starts mariadbd under callgrind, writing its profiles into `dir`.
-fn wrapper(dir: &Path) -> Result<PathBuf> {
-    let path = dir.join("mariadbd-under-callgrind");
-    let script = format!(
-        "#!/bin/sh\nexec valgrind --tool=callgrind --cache-sim=yes --dump-instr=yes \
-         --I1=32768,8,64 --D1=49152,12,64 --LL=2097152,16,64 --instr-atstart=no \
-         --separate-threads=yes --callgrind-out-file={}/out {} \"$@\"\n",
-        dir.display(),
-        paths::mariadbd().display()
-    );
-    std::fs::write(&path, script)?;
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
-    Ok(path)
-}
-
-/// `callgrind_control ARGS PID`.
-fn control(pid: u32, args: &str) -> Result<()> {
-    let out = Command::new("callgrind_control")
-        .args(args.split(' '))
-        .arg(pid.to_string())
-        .output()
-        .context("running callgrind_control")?;
-    ensure!(
-        out.status.success(),
-        "callgrind_control {args} {pid}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Ok(())
 }
 
 /// The profile in `dir` with the most instructions: the connection's thread in the dump.

@@ -1,6 +1,8 @@
-//! Reading a callgrind profile (`--dump-instr=yes --cache-sim=yes`) for the `footprint` tool:
-//! per part of the process (the server, libc, rheap, ...), the instructions it ran, the cache
-//! misses callgrind's simulated caches counted, and the code it ran, in 64-byte lines.
+//! Reading a callgrind profile (`--dump-instr=yes`, with `--cache-sim=yes` for the misses): per
+//! part of the process (the server, libc, rheap, ...), the instructions it ran, the cache misses
+//! callgrind's simulated caches counted, and how often each instruction ran. The benchmark's
+//! `footprint` tool reports the code lines a statement runs from it; the plugin's layout step
+//! (`layout`) gives BOLT those counts.
 //!
 //! A statement that makes a one-row temp table spends little in the engine, and what it does
 //! spend there is dominated by fetching the engine's code: the statement runs a few thousand
@@ -12,8 +14,49 @@
 //! (whose cost line is the call's inclusive cost, not the caller's own), and cost lines, whose
 //! first position is an instruction address (absolute, `+n`/`-n` relative, or `*` the same).
 
-use anyhow::{bail, Context, Result};
+use crate::paths;
+use anyhow::{bail, ensure, Context, Result};
 use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Options a server run under valgrind needs: InnoDB can use neither io_uring nor native AIO
+/// there, nor reserve its default buffer pool's address space (8 TiB).
+pub const SERVER_OPTIONS: [&str; 2] = [
+    "--innodb-use-native-aio=0",
+    "--innodb-buffer-pool-size-max=16M",
+];
+
+/// Writes `dir/mariadbd-under-callgrind`, a script that starts the installed mariadbd under
+/// callgrind with `options`, its profiles going to `dir/out` (`out.N` for the Nth dump, and
+/// `-T` for thread T with `--separate-threads=yes`); returns its path, to start a server with.
+pub fn wrapper(dir: &Path, options: &str) -> Result<PathBuf> {
+    let path = dir.join("mariadbd-under-callgrind");
+    let script = format!(
+        "#!/bin/sh\nexec valgrind --tool=callgrind {options} --callgrind-out-file={}/out {} \"$@\"\n",
+        dir.display(),
+        paths::mariadbd().display()
+    );
+    std::fs::write(&path, script)?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+    Ok(path)
+}
+
+/// `callgrind_control ARGS PID`: e.g. `-d` to dump the profile so far, `-i on` to instrument.
+pub fn control(pid: u32, args: &str) -> Result<()> {
+    let out = Command::new("callgrind_control")
+        .args(args.split(' '))
+        .arg(pid.to_string())
+        .output()
+        .context("running callgrind_control")?;
+    ensure!(
+        out.status.success(),
+        "callgrind_control {args} {pid}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(())
+}
 
 /// The events the tool reports, by their callgrind names.
 const EVENTS: [&str; 7] = ["Ir", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw"];
@@ -246,6 +289,24 @@ summary: 27
         assert_eq!(server.lines_run(6), 0);
         // rheap: 0x100 in ha_rheap.so, and 0x7000000 and 0x7000040 under ??? by name.
         assert_eq!(p.parts["ha_rheap.so"].lines_run(1), 3);
+    }
+
+    #[test]
+    fn the_wrapper_starts_the_server_under_callgrind() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = wrapper(dir.path(), "--dump-instr=yes").unwrap();
+        let text = std::fs::read_to_string(&script).unwrap();
+        assert!(text.starts_with("#!/bin/sh\nexec valgrind --tool=callgrind --dump-instr=yes "));
+        assert!(text.contains(&format!(
+            "--callgrind-out-file={}/out ",
+            dir.path().display()
+        )));
+        assert!(text.trim_end().ends_with("\"$@\""), "{text}");
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&script).unwrap().permissions().mode() & 0o111,
+            0o111
+        );
     }
 
     #[test]
