@@ -140,7 +140,12 @@ fn train(lib: &Path, dir: &Path) -> Result<HashMap<u64, u64>> {
     let profiles = dir.join("callgrind");
     let _ = std::fs::remove_dir_all(&profiles);
     std::fs::create_dir_all(&profiles)?;
-    let wrapper = callgrind::wrapper(&profiles, "--dump-instr=yes")?;
+    // A profile per statement: callgrind writes one each time the server finishes a command
+    // (no `callgrind_control`, which would need to ptrace the server: a container may not).
+    let wrapper = callgrind::wrapper(
+        &profiles,
+        "--dump-instr=yes '--dump-after=dispatch_command*'",
+    )?;
     let mut server = Server::start(crate::server::Options {
         plugin_dir: Some(plugin::stage(lib, &dir.join("plugin"))?),
         args: vec![
@@ -155,14 +160,12 @@ fn train(lib: &Path, dir: &Path) -> Result<HashMap<u64, u64>> {
     let pid = server.pid().context("the training server's pid")?;
     let mapped = mapping(pid, "ha_rheap.so")?;
     let mut conn = server.conn()?;
-    // A profile per statement (callgrind writes one at each dump), so that each weighs the
-    // same below: a GROUP BY over a few hundred rows would otherwise outweigh a SHOW's
-    // once-per-statement path by as much, and the layout would interleave the latter with
-    // every per-row path.
+    // Each statement's profile weighs the same below: a GROUP BY over a few hundred rows would
+    // otherwise outweigh a SHOW's once-per-statement path by as much, and the layout would
+    // interleave the latter with every per-row path.
     for statement in pgo::training_statements(PASSES) {
         conn.query_drop(&statement)
             .with_context(|| format!("training statement `{statement}`"))?;
-        callgrind::control(pid, "-d")?;
     }
     drop(conn);
     if !server.stop()? {
