@@ -10,7 +10,8 @@
 //! 2. a training run: a private server loads that library with `rheap_takeover=INTERNAL`, runs
 //!    `pgo/setup.sql` once and `pgo/pass.sql` [`PASSES`] times, and writes the counts when it
 //!    shuts down; `llvm-profdata` merges them into `target/pgo/rheap.profdata`;
-//! 3. the optimised build (`-Cprofile-use`), the library that is staged and shipped.
+//! 3. the optimised build (`-Cprofile-use`, linked with `--emit-relocs`), which the layout step
+//!    ([`layout`]) rewrites before it is staged and shipped.
 //!
 //! Training runs again only when the instrumented library changed (the hash it was made from is
 //! kept beside the profile). The training statements are ours, not the benchmark's: the
