@@ -43,6 +43,25 @@ pub fn wrapper(dir: &Path, options: &str) -> Result<PathBuf> {
     Ok(path)
 }
 
+/// The profiles callgrind wrote into `dir` (the files [`wrapper`] names `out...`), with their
+/// paths.
+pub fn profiles(dir: &Path) -> Result<Vec<(PathBuf, String)>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let path = entry?.path();
+        if !path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("out"))
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        out.push((path, text));
+    }
+    Ok(out)
+}
+
 /// `callgrind_control ARGS PID`: e.g. `-d` to dump the profile so far, `-i on` to instrument.
 pub fn control(pid: u32, args: &str) -> Result<()> {
     let out = Command::new("callgrind_control")

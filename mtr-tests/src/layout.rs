@@ -31,7 +31,6 @@
 use crate::callgrind::{self, Profile};
 use crate::{paths, pgo, plugin, Server};
 use anyhow::{bail, Context, Result};
-use mysql::prelude::Queryable;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -159,31 +158,12 @@ fn train(lib: &Path, dir: &Path) -> Result<HashMap<u64, u64>> {
     })?;
     let pid = server.pid().context("the training server's pid")?;
     let mapped = mapping(pid, "ha_rheap.so")?;
-    let mut conn = server.conn()?;
     // Each statement's profile weighs the same below: a GROUP BY over a few hundred rows would
     // otherwise outweigh a SHOW's once-per-statement path by as much, and the layout would
     // interleave the latter with every per-row path.
-    for statement in pgo::training_statements(PASSES) {
-        conn.query_drop(&statement)
-            .with_context(|| format!("training statement `{statement}`"))?;
-    }
-    drop(conn);
-    if !server.stop()? {
-        bail!(
-            "the training server did not shut down cleanly; error log:\n{}",
-            server.error_log()
-        );
-    }
+    pgo::run_training(&mut server, PASSES)?;
     let mut runs = HashMap::new();
-    for entry in std::fs::read_dir(&profiles)? {
-        let path = entry?.path();
-        if !path
-            .file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with("out"))
-        {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path)?;
+    for (path, text) in callgrind::profiles(&profiles)? {
         let profile = Profile::parse(&text, |_| None)
             .with_context(|| format!("reading {}", path.display()))?;
         add_runs(&own_runs(&profile, &mapped), &mut runs);

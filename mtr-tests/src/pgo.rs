@@ -132,9 +132,20 @@ fn train(instrumented: &Path, plugin_dir: &Path) -> Result<()> {
         ],
         ..Default::default()
     })?;
+    run_training(&mut server, PASSES)
+}
+
+/// Runs the training statements on `server` (`pgo/setup.sql`, then `pgo/pass.sql` `passes`
+/// times) and shuts it down cleanly, which is when an instrumented plugin or callgrind writes
+/// what it counted.
+pub(crate) fn run_training(server: &mut Server, passes: usize) -> Result<()> {
     let mut conn = server.conn()?;
-    for statement in training_statements(PASSES) {
-        conn.query_drop(&statement)
+    let pass = sql::statements(PASS);
+    for statement in sql::statements(SETUP)
+        .iter()
+        .chain((0..passes).flat_map(|_| pass.iter()))
+    {
+        conn.query_drop(statement)
             .with_context(|| format!("training statement `{statement}`"))?;
     }
     drop(conn);
@@ -145,16 +156,6 @@ fn train(instrumented: &Path, plugin_dir: &Path) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// The training statements: `pgo/setup.sql`, then `pgo/pass.sql` `passes` times.
-pub(crate) fn training_statements(passes: usize) -> Vec<String> {
-    let pass = sql::statements(PASS);
-    let mut all = sql::statements(SETUP);
-    for _ in 0..passes {
-        all.extend(pass.iter().cloned());
-    }
-    all
 }
 
 /// `llvm-profdata merge` of what the training run wrote in `raw`.

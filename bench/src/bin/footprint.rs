@@ -198,15 +198,7 @@ fn measure(
 /// The profile in `dir` with the most instructions: the connection's thread in the dump.
 fn read_busiest(dir: &Path, name_part: impl Fn(&str) -> Option<String>) -> Result<Profile> {
     let mut best: Option<(u64, PathBuf, String)> = None;
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if !path
-            .file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with("out"))
-        {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path)?;
+    for (path, text) in callgrind::profiles(dir)? {
         // A thread's own count is its `totals:` (a dump's `summary:` may be of others).
         let total = text
             .lines()
