@@ -179,7 +179,7 @@ fn per_round(num: &[f64], den: &[f64]) -> Vec<f64> {
 /// the `j`-th from each end (counting from 1), where `j` = ⌊n/2 − 0.98·√n⌋ is the largest
 /// count that a binomial(n, ½) falls below with at most 2.5% probability (its normal
 /// approximation); the whole range for fewer than 6 ratios. Over several starts, the rounds of
-/// one start share its processes' luck and are not independent: [`start_bootstrap`].
+/// one start share its processes' luck and are not independent: `start_bootstrap`.
 pub fn paired_interval(num: &[f64], den: &[f64], starts: usize) -> [f64; 2] {
     if starts > 1 {
         return start_bootstrap(num, den, starts);

@@ -2,17 +2,18 @@
 //! CPU's part, so parts are rarely contended and their cache lines stay where they are used.
 //!
 //! Each part holds at most `per_part` objects, each under a tag (a hash of what it is for);
-//! giving to a full part pushes out its oldest, which the caller drops after the part's lock is
-//! released. Taking looks from the newest, at the tags first, so that a miss reads no object;
+//! giving to a full part pushes out its oldest (a part is a ring, so that costs no move of the
+//! others), which the caller drops after the part's lock is released. Taking looks from the newest, at the tags first, so that a miss reads no object;
 //! a part with no match lends from the others, so a thread that moved to another CPU still finds
 //! what it kept.
 //! Internal temporary tables go here when they close (`ffi::recycle`).
 
 use crate::cpu::{Padded, PerCpu, MAX_PARTS};
+use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard};
 
 pub struct Pool<T> {
-    parts: PerCpu<Mutex<Vec<(u64, T)>>>,
+    parts: PerCpu<Mutex<VecDeque<(u64, T)>>>,
     per_part: usize,
 }
 
@@ -28,12 +29,12 @@ impl<T> std::fmt::Debug for Pool<T> {
 impl<T> Pool<T> {
     pub const fn new(per_part: usize) -> Pool<T> {
         Pool {
-            parts: PerCpu::new([const { Padded(Mutex::new(Vec::new())) }; MAX_PARTS]),
+            parts: PerCpu::new([const { Padded(Mutex::new(VecDeque::new())) }; MAX_PARTS]),
             per_part,
         }
     }
 
-    fn lock(&self, i: usize) -> MutexGuard<'_, Vec<(u64, T)>> {
+    fn lock(&self, i: usize) -> MutexGuard<'_, VecDeque<(u64, T)>> {
         // The lock is held only for pushes, removals and comparisons, which do not panic in a
         // way that leaves the vector inconsistent.
         self.parts.get(i).lock().unwrap_or_else(|e| e.into_inner())
@@ -65,7 +66,7 @@ impl<T> Pool<T> {
         (first..first + n).find_map(|i| {
             let mut part = self.lock(i % n);
             let at = part.iter().rposition(|(t, x)| *t == tag && wanted(x))?;
-            Some(part.remove(at).1)
+            part.remove(at).map(|(_, x)| x)
         })
     }
 
@@ -75,11 +76,16 @@ impl<T> Pool<T> {
             return Some(item);
         }
         let mut part = self.lock(i);
-        let out = (part.len() >= self.per_part).then(|| part.remove(0).1);
+        // The oldest is at the front: pushing it out moves no other (a ring, not a vector).
+        let out = if part.len() >= self.per_part {
+            part.pop_front().map(|(_, x)| x)
+        } else {
+            None
+        };
         if part.capacity() == 0 {
             part.reserve_exact(self.per_part);
         }
-        part.push((tag, item));
+        part.push_back((tag, item));
         out
     }
 

@@ -10,6 +10,7 @@ pub mod layout;
 pub mod mtr;
 pub mod paths;
 pub mod pgo;
+pub mod pinned;
 pub mod plugin;
 pub mod process;
 pub mod server;

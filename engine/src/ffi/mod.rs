@@ -1,6 +1,6 @@
 //! The `extern "C"` surface the C++ shim calls (sys/shim/rheap_shim.h).
 //!
-//! Every entry point runs its body through [`guard`], which turns an [`Error`] into the
+//! Every entry point runs its body through `guard`, which turns an [`Error`] into the
 //! server's code and a panic into `HA_ERR_INTERNAL_ERROR` plus a line in the error log: a
 //! panic never unwinds into C++.
 
