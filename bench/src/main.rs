@@ -3,7 +3,12 @@
 //! ```text
 //! rheap-bench [--full | --smoke] [--workload NAME]... [--system NAME]...
 //!             [--clients 1,4,16] [--rounds N] [--cell-secs S] [--starts N]
+//! rheap-bench --pool RESULTS.json RESULTS.json...
 //! ```
+//!
+//! `--pool`: the acceptance lines over several runs' results (each run's `results.json`,
+//! copied away before the next run writes its own), their rounds pooled as one run's
+//! (`report::pool`): runs of the same command, for a ratio too close to a bound for one run.
 //!
 //! Default (quick, about 3 minutes): every workload, 1, 4 and 16 clients, 25 rounds of 0.05 s.
 //! `--full`: 1, 4, 16 and 64 clients, 40 rounds of 0.25 s, over 4 starts of the servers.
@@ -22,6 +27,7 @@ use rheap_bench::system::{self, Configuration, SIZES};
 use rheap_bench::workload::{self, Workload};
 use rheap_bench::{check, plot, probe};
 use rheap_mtr_tests::paths;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -47,7 +53,8 @@ struct Args {
 
 const USAGE: &str =
     "usage: rheap-bench [--full | --smoke] [--workload NAME]... [--system NAME]... \
-                     [--clients 1,4,16] [--rounds N] [--cell-secs S] [--starts N]";
+                     [--clients 1,4,16] [--rounds N] [--cell-secs S] [--starts N]\n       \
+                     rheap-bench --pool RESULTS.json RESULTS.json...";
 
 fn parse_args() -> Result<Args> {
     let mut a = Args {
@@ -132,6 +139,10 @@ fn main() {
 }
 
 fn bench() -> Result<()> {
+    let mut argv = std::env::args().skip(1);
+    if argv.next().as_deref() == Some("--pool") {
+        return pool(argv.map(PathBuf::from).collect());
+    }
     let started = Instant::now();
     let args = parse_args()?;
     let plan = args.plan();
@@ -231,6 +242,29 @@ fn bench() -> Result<()> {
             }
         }
         println!("(--smoke: results agree across systems and the report is written)");
+    }
+    Ok(())
+}
+
+/// `--pool`: the acceptance lines over the rounds of several runs' results.json, as if one run
+/// had made them all (`report::pool`).
+fn pool(paths: Vec<PathBuf>) -> Result<()> {
+    if paths.len() < 2 {
+        bail!("--pool needs two or more results.json files\n{USAGE}");
+    }
+    let runs = paths
+        .iter()
+        .map(|p| report::Saved::read(p))
+        .collect::<Result<Vec<_>>>()?;
+    let pooled = report::pool(&runs)?;
+    println!(
+        "{} runs pooled: {} rounds over {} starts of the servers.\n",
+        runs.len(),
+        pooled.method.rounds,
+        pooled.method.starts
+    );
+    for line in report::acceptance(&pooled.workloads) {
+        println!("- {line}");
     }
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! The report: what ran where, the numbers per cell, the ratios, as JSON and as markdown.
 
 use crate::check::WorkloadCheck;
-use serde::Serialize;
+use anyhow::{ensure, Context, Result};
+use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
 #[derive(Debug, Clone, Serialize)]
@@ -22,7 +23,7 @@ pub struct Machine {
     pub server: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Method {
     pub rounds: usize,
     pub cell_seconds: f64,
@@ -32,7 +33,7 @@ pub struct Method {
     pub clients: Vec<usize>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ConfigResult {
     pub label: String,
     pub system: String,
@@ -43,7 +44,7 @@ pub struct ConfigResult {
     pub peak_rss_bytes: Option<u64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WorkloadResult {
     pub name: String,
     pub about: String,
@@ -53,13 +54,13 @@ pub struct WorkloadResult {
     pub rows: Vec<ClientsRow>,
 }
 
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct SyscallResult {
     pub mmap_per_statement: f64,
     pub munmap_per_statement: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ClientsRow {
     pub clients: usize,
     /// Per configuration.
@@ -67,7 +68,7 @@ pub struct ClientsRow {
     pub ratios: Vec<Ratio>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Cell {
     /// Median over the counted rounds.
     pub stmt_per_s: f64,
@@ -78,7 +79,7 @@ pub struct Cell {
     pub rounds: Vec<f64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Ratio {
     pub name: String,
     /// The ratio of the two cells' medians (the tables' ratio columns).
@@ -394,38 +395,114 @@ impl Report {
     /// One line per acceptance workload measured at 16 clients with the configurations it
     /// needs: the two ratios and whether each bound holds.
     pub fn acceptance(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        for w in &self.workloads {
-            if !ACCEPTANCE_WORKLOADS.contains(&w.name.as_str()) {
-                continue;
-            }
-            let Some(r) = w.rows.iter().find(|r| r.clients == ACCEPTANCE_CLIENTS) else {
-                continue;
-            };
-            let get = |name: &str| r.ratios.iter().find(|x| x.name == name);
-            if let (Some(vs_stock), Some(vs_small)) =
-                (get("rheap 16G/stock 16M"), get("rheap 16G/16M"))
-            {
-                let mark = |ok: bool| if ok { "holds" } else { "FAILS" };
-                out.push(format!(
-                    "{}: rheap 16G / stock 16M = {:.3} ({:.3}–{:.3}) [{:.3}] ({}), \
-                     rheap 16G / rheap 16M = {:.3} ({:.3}–{:.3}) [{:.3}] ({})",
-                    w.name,
-                    vs_stock.paired,
-                    vs_stock.paired_95[0],
-                    vs_stock.paired_95[1],
-                    vs_stock.value,
-                    mark(vs_stock.paired >= 1.0),
-                    vs_small.paired,
-                    vs_small.paired_95[0],
-                    vs_small.paired_95[1],
-                    vs_small.value,
-                    mark(vs_small.paired >= 0.97)
-                ));
-            }
-        }
-        out
+        acceptance(&self.workloads)
     }
+}
+
+/// [`Report::acceptance`] of `workloads`.
+pub fn acceptance(workloads: &[WorkloadResult]) -> Vec<String> {
+    let mut out = Vec::new();
+    for w in workloads {
+        if !ACCEPTANCE_WORKLOADS.contains(&w.name.as_str()) {
+            continue;
+        }
+        let Some(r) = w.rows.iter().find(|r| r.clients == ACCEPTANCE_CLIENTS) else {
+            continue;
+        };
+        let get = |name: &str| r.ratios.iter().find(|x| x.name == name);
+        if let (Some(vs_stock), Some(vs_small)) = (get("rheap 16G/stock 16M"), get("rheap 16G/16M"))
+        {
+            let mark = |ok: bool| if ok { "holds" } else { "FAILS" };
+            out.push(format!(
+                "{}: rheap 16G / stock 16M = {:.3} ({:.3}–{:.3}) [{:.3}] ({}), \
+                     rheap 16G / rheap 16M = {:.3} ({:.3}–{:.3}) [{:.3}] ({})",
+                w.name,
+                vs_stock.paired,
+                vs_stock.paired_95[0],
+                vs_stock.paired_95[1],
+                vs_stock.value,
+                mark(vs_stock.paired >= 1.0),
+                vs_small.paired,
+                vs_small.paired_95[0],
+                vs_small.paired_95[1],
+                vs_small.value,
+                mark(vs_small.paired >= 0.97)
+            ));
+        }
+    }
+    out
+}
+
+/// What `--pool` reads of a run's results.json: its method, configurations and cells.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Saved {
+    pub method: Method,
+    pub configurations: Vec<ConfigResult>,
+    pub workloads: Vec<WorkloadResult>,
+}
+
+impl Saved {
+    /// The results a run wrote to `path`.
+    pub fn read(path: &std::path::Path) -> Result<Saved> {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+    }
+}
+
+/// Several runs of the same plan as one: each cell's rounds put end to end, and every cell's
+/// median and every ratio made again over them, with each run's starts kept apart in the
+/// intervals. The runs must match in configurations, workloads and clients, and split their
+/// rounds evenly over their starts, all with the same rounds per start: the pooled rounds then
+/// split over the pooled starts exactly where each run's did (`run::start_rounds`).
+pub fn pool(runs: &[Saved]) -> Result<Saved> {
+    let first = runs.first().context("no run to pool")?;
+    let labels =
+        |r: &Saved| -> Vec<String> { r.configurations.iter().map(|c| c.label.clone()).collect() };
+    let shape = |r: &Saved| -> Vec<(String, Vec<usize>)> {
+        r.workloads
+            .iter()
+            .map(|w| (w.name.clone(), w.rows.iter().map(|r| r.clients).collect()))
+            .collect()
+    };
+    let per_start = first.method.rounds / first.method.starts.max(1);
+    for (i, r) in runs.iter().enumerate() {
+        ensure!(
+            labels(r) == labels(first) && shape(r) == shape(first),
+            "run {} has other configurations, workloads or clients than run 1",
+            i + 1
+        );
+        ensure!(
+            r.method.starts > 0
+                && r.method.rounds == per_start * r.method.starts
+                && r.workloads
+                    .iter()
+                    .flat_map(|w| &w.rows)
+                    .flat_map(|row| &row.cells)
+                    .all(|c| c.rounds.len() == r.method.rounds),
+            "run {} does not have {per_start} rounds in each start, as run 1 has",
+            i + 1
+        );
+    }
+    let mut out = first.clone();
+    out.method.rounds = runs.iter().map(|r| r.method.rounds).sum();
+    out.method.starts = runs.iter().map(|r| r.method.starts).sum();
+    for (w, wl) in out.workloads.iter_mut().enumerate() {
+        for (k, row) in wl.rows.iter_mut().enumerate() {
+            for (c, cell) in row.cells.iter_mut().enumerate() {
+                cell.rounds = runs
+                    .iter()
+                    .flat_map(|r| r.workloads[w].rows[k].cells[c].rounds.iter().copied())
+                    .collect();
+                let (median, spread) = crate::run::median_spread(&cell.rounds);
+                cell.stmt_per_s = median;
+                cell.spread = spread;
+                cell.iter_per_s = median / wl.statements_per_iteration as f64;
+            }
+            row.ratios = ratios(&out.configurations, &row.cells, out.method.starts);
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -482,6 +559,84 @@ mod tests {
         assert!(lo <= m && m <= hi);
         assert_eq!(paired_interval(&num, &den, 4), [lo, hi], "seeded");
         assert_eq!(paired_interval(&[], &[], 4), [0.0, 0.0]);
+    }
+
+    /// [`fake`]'s report as `--pool` reads it, 2 starts of 2 rounds, rheap's cells × `rheap`.
+    fn saved(rheap: f64) -> Saved {
+        let r = fake();
+        let mut s = Saved {
+            method: Method {
+                rounds: 4,
+                starts: 2,
+                ..r.method
+            },
+            configurations: r.configurations,
+            workloads: r.workloads,
+        };
+        for w in &mut s.workloads {
+            for row in &mut w.rows {
+                for (c, cell) in row.cells.iter_mut().enumerate() {
+                    let f = if c >= 2 { rheap } else { 1.0 };
+                    let v = cell.stmt_per_s * f;
+                    cell.rounds = vec![v * 0.98, v, v * 1.02, v * 1.01];
+                }
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn pooled_runs_are_one_run_of_all_their_rounds() {
+        let ratio = |s: &Saved, name: &str| {
+            let row = &s.workloads[0].rows[2];
+            row.ratios.iter().find(|r| r.name == name).unwrap().paired
+        };
+        let (a, b) = (saved(1.0), saved(1.04));
+        let same = pool(&[a.clone(), a.clone()]).unwrap();
+        assert_eq!((same.method.rounds, same.method.starts), (8, 4));
+        assert_eq!(same.workloads[0].rows[2].cells[3].rounds.len(), 8);
+        let single = pool(std::slice::from_ref(&a)).unwrap();
+        let name = "rheap 16G/stock 16M";
+        assert_eq!(
+            ratio(&same, name),
+            ratio(&single, name),
+            "a run pooled with itself"
+        );
+        // Pooled with a run where rheap is 4% faster: between the two.
+        let mixed = pool(&[a.clone(), b.clone()]).unwrap();
+        let (lo, hi) = (
+            ratio(&single, name),
+            ratio(&pool(std::slice::from_ref(&b)).unwrap(), name),
+        );
+        let m = ratio(&mixed, name);
+        assert!(lo < m && m < hi, "{lo} < {m} < {hi}");
+        assert_eq!(
+            acceptance(&mixed.workloads).len(),
+            ACCEPTANCE_WORKLOADS.len()
+        );
+    }
+
+    #[test]
+    fn runs_of_other_plans_are_not_pooled() {
+        let a = saved(1.0);
+        let mut other = a.clone();
+        other.configurations[3].label = "rheap 64G".into();
+        assert!(pool(&[a.clone(), other]).is_err(), "another configuration");
+        let mut longer = a.clone();
+        longer.method.rounds = 6;
+        for cell in longer
+            .workloads
+            .iter_mut()
+            .flat_map(|w| &mut w.rows)
+            .flat_map(|r| &mut r.cells)
+        {
+            cell.rounds.extend([1.0, 1.0]);
+        }
+        assert!(
+            pool(&[a.clone(), longer]).is_err(),
+            "3 rounds per start, not 2"
+        );
+        assert!(pool(&[]).is_err());
     }
 
     #[test]
