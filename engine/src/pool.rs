@@ -2,10 +2,10 @@
 //! CPU's part, so parts are rarely contended and their cache lines stay where they are used.
 //!
 //! Each part holds at most `per_part` objects, each under a tag (a hash of what it is for);
-//! giving to a full part pushes out its oldest (a part is a ring, so that costs no move of the
-//! others), which the caller drops after the part's lock is released. Taking looks from the newest, at the tags first, so that a miss reads no object;
-//! a part with no match lends from the others, so a thread that moved to another CPU still finds
-//! what it kept.
+//! giving to a full part pushes out its oldest (a part is a ring, so that moves no other),
+//! which the caller drops after the part's lock is released. Taking looks from the newest, at
+//! the tags first, so that a miss reads no object; a part with no match lends from the others,
+//! so a thread that moved to another CPU still finds what it kept.
 //! Internal temporary tables go here when they close (`ffi::recycle`).
 
 use crate::cpu::{Padded, PerCpu, MAX_PARTS};
@@ -36,7 +36,7 @@ impl<T> Pool<T> {
 
     fn lock(&self, i: usize) -> MutexGuard<'_, VecDeque<(u64, T)>> {
         // The lock is held only for pushes, removals and comparisons, which do not panic in a
-        // way that leaves the vector inconsistent.
+        // way that leaves the ring inconsistent.
         self.parts.get(i).lock().unwrap_or_else(|e| e.into_inner())
     }
 

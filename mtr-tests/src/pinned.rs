@@ -9,6 +9,7 @@ use mysql::Conn;
 
 /// The server, its connection, and the connection's OS thread.
 pub struct Pinned {
+    /// Held so that the server runs as long as the test does (it stops when dropped).
     pub server: Server,
     pub conn: Conn,
     tid: u64,
