@@ -1,6 +1,6 @@
 //! The correctness check before anything is timed: every benchmark statement returns the same
 //! result set on every configuration, and each workload makes the temp tables it is meant to
-//! measure (counted with `Created_tmp_tables`, and `Rheap_tmp_tables_created` where rheap is
+//! measure (counted with `Created_tmp_tables`, and `Rheap_internal_tables_created` where rheap is
 //! loaded).
 
 use crate::system::Configuration;
@@ -70,7 +70,7 @@ fn counters(conn: &mut Conn) -> Result<Counters> {
     let tmp: Option<(String, u64)> =
         conn.query_first("SHOW SESSION STATUS LIKE 'Created_tmp_tables'")?;
     let rheap: Option<(String, u64)> =
-        conn.query_first("SHOW GLOBAL STATUS LIKE 'Rheap_tmp_tables_created'")?;
+        conn.query_first("SHOW GLOBAL STATUS LIKE 'Rheap_internal_tables_created'")?;
     Ok(Counters {
         tmp_tables: tmp.context("no Created_tmp_tables")?.1,
         rheap: rheap.map(|r| r.1),

@@ -8,7 +8,8 @@
 //!
 //! Both formats become one *image* per key: a byte string, fixed width per segment, that
 //! compares with `memcmp` as the key compares under HEAP's rules: NULL first, integers and
-//! floats by value, strings by their collation's weights, other types byte by byte. Because each
+//! floats by value, strings by their collation's weights, other types byte by byte; a DESC
+//! segment's bytes inverted ([`KeySeg::reverse`]). Because each
 //! segment has a fixed width, the image of the first `k` segments is a prefix of the whole
 //! image, which is what partial-key reads on BTREE indexes need.
 
@@ -59,6 +60,11 @@ pub struct KeySeg {
     pub length: usize,
     /// Where the NULL bit is: `(byte offset, mask)`, None for NOT NULL columns.
     pub null: Option<(usize, u8)>,
+    /// A DESC part of a BTREE key: it sorts in reverse, NULLs last, as HEAP's `ha_key_cmp`
+    /// reverses every comparison of a segment with `HA_REVERSE_SORT` (the NULL flag's
+    /// included). Its image is the ascending image with every byte inverted, which reverses
+    /// `memcmp` order over the segment's fixed width. HASH keys have no order and ignore it.
+    pub reverse: bool,
 }
 
 /// HASH or BTREE.
@@ -86,6 +92,9 @@ pub struct KeyDef {
     raw_nullable: bool,
     /// Bytes of the key format of all segments.
     format_len: usize,
+    /// The most bytes an image can take (a raw one is the key format): what a buffer is given
+    /// before an image is made, so that making it cannot fail for memory half-way.
+    max_image: usize,
     /// For a HASH key, what its images are cut of at the end (see [`pad_unit`]).
     pad: Option<Pad>,
     /// The last segment's weights are made without padding (see
@@ -125,22 +134,25 @@ impl Pad {
 /// Cutting keeps images exactly as distinct as they were: all images of a key have one width,
 /// so two that are equal once cut were the same string of units before, followed by the same
 /// number of units. Only equality matters for a HASH key (order does not).
-fn pad_unit(algorithm: Algorithm, last: Option<&KeySeg>) -> Option<Vec<u8>> {
-    let s = last?;
+fn pad_unit(algorithm: Algorithm, last: Option<&KeySeg>) -> Result<Option<Vec<u8>>> {
+    let Some(s) = last else { return Ok(None) };
     let c = match &s.kind {
         SegKind::Text(c) | SegKind::VarText { collation: c, .. } => c,
-        _ => return None,
+        _ => return Ok(None),
     };
     if algorithm != Algorithm::Hash || c.is_binary() {
-        return None;
+        return Ok(None);
     }
     let width = s.image_width();
-    let mut empty = vec![0; width];
+    let mut empty = crate::alloc::zeroed(width)?;
     c.weights(b"", s.length / c.mbmaxlen().max(1), &mut empty);
     // The shortest unit the empty string's weights repeat (at most 4 bytes: one weight).
-    (1..=4.min(width))
-        .find(|&p| empty.windows(p + 1).all(|w| w[0] == w[p]))
-        .map(|p| empty[width - p..].to_vec())
+    let Some(p) = (1..=4.min(width)).find(|&p| empty.windows(p + 1).all(|w| w[0] == w[p])) else {
+        return Ok(None);
+    };
+    // The unit is the last `p` bytes: the vector becomes it, without another allocation.
+    empty.drain(..width - p);
+    Ok(Some(empty))
 }
 
 /// A segment's value, taken from a record or from a key.
@@ -403,6 +415,17 @@ impl KeySeg {
         }
     }
 
+    /// Appends the image of `v` in the segment's order: [`encode`](Self::encode)'s bytes,
+    /// inverted for a DESC segment (its NULL flag's included, so NULLs come last).
+    #[inline]
+    fn encode_ordered(&self, v: Value<'_>, out: &mut Vec<u8>) {
+        let at = out.len();
+        self.encode(v, out);
+        if self.reverse {
+            out[at..].iter_mut().for_each(|b| *b = !*b);
+        }
+    }
+
     /// Appends the image of `v`.
     #[link_section = ".text.hot.rheap.key.encode"]
     fn encode(&self, v: Value<'_>, out: &mut Vec<u8>) {
@@ -497,6 +520,8 @@ pub struct Image {
 }
 
 impl KeyDef {
+    /// A key of `segs`, as [`try_new`](Self::try_new) makes it; panics when out of memory
+    /// (for tests and tools; the engine uses `try_new`).
     pub fn new(
         algorithm: Algorithm,
         unique: bool,
@@ -504,6 +529,21 @@ impl KeyDef {
         segs: Vec<KeySeg>,
         key_length: usize,
     ) -> KeyDef {
+        match Self::try_new(algorithm, unique, nulls_equal, segs, key_length) {
+            Ok(k) => k,
+            Err(e) => panic!("making a key: {e}"),
+        }
+    }
+
+    /// A key of `segs` (its parts in order); `key_length` is the server's `KEY::key_length`.
+    /// `OutOfMemory` when the few bytes it derives cannot be had.
+    pub fn try_new(
+        algorithm: Algorithm,
+        unique: bool,
+        nulls_equal: bool,
+        segs: Vec<KeySeg>,
+        key_length: usize,
+    ) -> Result<KeyDef> {
         let mut k = KeyDef {
             algorithm,
             unique,
@@ -513,11 +553,12 @@ impl KeyDef {
             raw: false,
             raw_nullable: false,
             format_len: 0,
+            max_image: 0,
             pad: None,
             unpadded_last: false,
             last_map: None,
         };
-        k.pad = pad_unit(algorithm, k.segs.last()).map(Pad::new);
+        k.pad = pad_unit(algorithm, k.segs.last())?.map(Pad::new);
         k.unpadded_last = k.pad.is_some() && k.segs.last().is_some_and(KeySeg::weighs_bytes_alone);
         k.last_map = match (&k.pad, k.segs.last().map(|s| &s.kind)) {
             (
@@ -529,8 +570,9 @@ impl KeyDef {
         k.raw = algorithm == Algorithm::Hash
             && k.segs.iter().all(|s| matches!(s.kind, SegKind::Binary));
         k.format_len = k.key_format_len(k.segs.len());
+        k.max_image = k.image_len().max(k.format_len);
         k.raw_nullable = k.raw && k.segs.iter().any(KeySeg::nullable);
-        k
+        Ok(k)
     }
 
     /// Bytes of a whole-key image.
@@ -574,6 +616,7 @@ impl KeyDef {
     #[link_section = ".text.hot.rheap.key.image_of_record_into"]
     pub fn image_of_record_into(&self, rec: &[u8], img: &mut Image) -> Result<()> {
         img.bytes.clear();
+        img.bytes.try_reserve(self.max_image)?;
         img.has_null = false;
         if self.raw() {
             for s in &self.segs {
@@ -592,7 +635,7 @@ impl KeyDef {
             if self.unpadded_last && i + 1 == self.segs.len() {
                 cut = self.encode_last(s, v, &mut img.bytes);
             } else {
-                s.encode(v, &mut img.bytes);
+                s.encode_ordered(v, &mut img.bytes);
             }
         }
         if cut {
@@ -656,6 +699,7 @@ impl KeyDef {
     #[link_section = ".text.hot.rheap.key.image_of_key_into"]
     pub fn image_of_key_into(&self, key: &[u8], parts: usize, img: &mut Image) -> Result<()> {
         img.bytes.clear();
+        img.bytes.try_reserve(self.max_image)?;
         img.has_null = false;
         let mut at = 0;
         if self.raw() {
@@ -683,7 +727,7 @@ impl KeyDef {
             if self.unpadded_last && i + 1 == self.segs.len() {
                 cut = self.encode_last(s, v, &mut img.bytes);
             } else {
-                s.encode(v, &mut img.bytes);
+                s.encode_ordered(v, &mut img.bytes);
             }
             at += used;
         }
@@ -709,21 +753,33 @@ impl KeyDef {
     /// touching: records equal on all of them have the same key ([`same_bytes`]).
     ///
     /// [`same_bytes`]: Self::same_bytes
-    pub fn record_bytes<'a>(keys: impl IntoIterator<Item = &'a KeyDef>) -> Vec<Range<usize>> {
-        let mut all: Vec<Range<usize>> = keys
-            .into_iter()
-            .flat_map(|k| k.segs.iter().flat_map(KeySeg::record_bytes))
-            .filter(|r| !r.is_empty())
-            .collect();
+    pub fn record_bytes<'a>(
+        keys: impl IntoIterator<Item = &'a KeyDef> + Clone,
+    ) -> Result<Vec<Range<usize>>> {
+        // At most three ranges a segment (NULL byte, value, odd bits).
+        let most = keys.clone().into_iter().map(|k| 3 * k.segs.len()).sum();
+        let mut all: Vec<Range<usize>> = Vec::new();
+        all.try_reserve_exact(most)?;
+        all.extend(
+            keys.into_iter()
+                .flat_map(|k| k.segs.iter().flat_map(KeySeg::record_bytes))
+                .filter(|r| !r.is_empty()),
+        );
         all.sort_by_key(|r| r.start);
-        let mut merged: Vec<Range<usize>> = Vec::with_capacity(all.len());
-        for r in all {
-            match merged.last_mut() {
+        // Merged in place: each range joins the last kept one when it touches it.
+        let mut kept: usize = 0;
+        for i in 0..all.len() {
+            let r = all[i].clone();
+            match kept.checked_sub(1).map(|k| &mut all[k]) {
                 Some(m) if r.start <= m.end => m.end = m.end.max(r.end),
-                _ => merged.push(r),
+                _ => {
+                    all[kept] = r;
+                    kept += 1;
+                }
             }
         }
-        merged
+        all.truncate(kept);
+        Ok(all)
     }
 
     /// Segments named by a `key_part_map` (a prefix of the key's parts).
@@ -804,6 +860,7 @@ pub mod tests {
             start: 1,
             length: 4,
             null: Some((0, 1)),
+            reverse: false,
         }
     }
 
@@ -849,6 +906,67 @@ pub mod tests {
     }
 
     #[test]
+    fn desc_parts_order_in_reverse_with_nulls_last() {
+        // (a ASC, b DESC) over two nullable INTs: records are [nulls, a (4 bytes), b (4 bytes)].
+        let seg = |start: usize, bit: u8, reverse: bool| KeySeg {
+            start,
+            null: Some((0, bit)),
+            reverse,
+            ..int_seg()
+        };
+        let k = KeyDef::new(
+            Algorithm::Btree,
+            false,
+            false,
+            vec![seg(1, 1, false), seg(5, 2, true)],
+            10,
+        );
+        let rec = |a: Option<i32>, b: Option<i32>| {
+            let mut r = vec![0u8; 9];
+            match a {
+                None => r[0] |= 1,
+                Some(v) => r[1..5].copy_from_slice(&v.to_le_bytes()),
+            }
+            match b {
+                None => r[0] |= 2,
+                Some(v) => r[5..].copy_from_slice(&v.to_le_bytes()),
+            }
+            r
+        };
+        let img = |a, b| k.image_of_record(&rec(a, b)).unwrap().bytes;
+        let mut rows = [
+            (Some(1), Some(1)),
+            (Some(1), None),
+            (Some(1), Some(-7)),
+            (None, Some(3)),
+            (Some(1), Some(9)),
+            (Some(-2), Some(0)),
+        ];
+        rows.sort_by_key(|&(a, b)| img(a, b));
+        assert_eq!(
+            rows,
+            [
+                (None, Some(3)),
+                (Some(-2), Some(0)),
+                (Some(1), Some(9)),
+                (Some(1), Some(1)),
+                (Some(1), Some(-7)),
+                (Some(1), None),
+            ]
+        );
+        // A lookup's image (key format: NULL flag, then the value) is the record's image, and
+        // its first part a prefix of it.
+        let mut key = vec![0u8; 10];
+        key[1..5].copy_from_slice(&1i32.to_le_bytes());
+        key[6..].copy_from_slice(&9i32.to_le_bytes());
+        assert_eq!(
+            k.image_of_key(&key, 2).unwrap().bytes,
+            img(Some(1), Some(9))
+        );
+        assert!(img(Some(1), Some(9)).starts_with(&k.image_of_key(&key, 1).unwrap().bytes));
+    }
+
+    #[test]
     fn key_format_gives_the_record_image() {
         let k = int_key(Algorithm::Btree, false);
         let key = [0u8, 7, 0, 0, 0];
@@ -874,6 +992,7 @@ pub mod tests {
                 start: 0,
                 length: len,
                 null: None,
+                reverse: false,
             }],
             len + 2,
         )
@@ -976,6 +1095,7 @@ pub mod tests {
                     start: 1,
                     length: 3,
                     null: Some((0, 1)),
+                    reverse: false,
                 },
                 KeySeg {
                     kind: SegKind::VarText {
@@ -985,6 +1105,7 @@ pub mod tests {
                     start: 4,
                     length: 4,
                     null: Some((0, 2)),
+                    reverse: false,
                 },
             ];
             KeyDef::new(Algorithm::Hash, true, false, segs, 11)
@@ -1086,12 +1207,12 @@ pub mod tests {
         let int = int_key(Algorithm::Hash, true);
         let mut v = varchar_key(Arc::new(AsciiCi), 3);
         v.segs[0].start = 6;
-        assert_eq!(KeyDef::record_bytes([&v, &int]), [0..5, 6..10]);
+        assert_eq!(KeyDef::record_bytes([&v, &int]).unwrap(), [0..5, 6..10]);
         assert_eq!(
-            KeyDef::record_bytes([&int, &int]),
+            KeyDef::record_bytes([&int, &int]).unwrap(),
             vec![Range { start: 0, end: 5 }]
         );
-        assert!(KeyDef::record_bytes([]).is_empty());
+        assert!(KeyDef::record_bytes([]).unwrap().is_empty());
         // Records that agree on those bytes have the same keys.
         let rec = |n: i32, s: &[u8], tail: u8| {
             let mut r = int_rec(Some(n));
@@ -1104,6 +1225,7 @@ pub mod tests {
         };
         let (a, b) = (rec(7, b"ab", 1), rec(7, b"ab", 2));
         assert!(KeyDef::record_bytes([&v, &int])
+            .unwrap()
             .iter()
             .all(|r| a[r.clone()] == b[r.clone()]));
         assert!(int.same_bytes(&a, &b).unwrap() && v.same_bytes(&a, &b).unwrap());
@@ -1128,6 +1250,7 @@ pub mod tests {
                 start: 0,
                 length: 8,
                 null: None,
+                reverse: false,
             }],
             8,
         );

@@ -77,14 +77,20 @@ impl BlockGeometry {
     }
 }
 
+/// Levels a [`HeapLedger`]'s pointer tree can have (HEAP's have at most 5).
+const MAX_LEVELS: usize = 8;
+
 /// The bytes HEAP would have allocated for one block list, block by block (`hp_get_new_block`):
 /// each block holds `records_in_block` elements, and the tree of pointer nodes above the
 /// blocks costs extra bytes when it grows a level.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeapLedger {
     geometry: BlockGeometry,
-    /// Free pointer slots in the last node of each tree level (level 0 is the data).
-    free_ptrs: Vec<u64>,
+    /// Free pointer slots in the last node of each tree level (level 0 is the data): the
+    /// first `levels` entries. HEAP's tree has at most `HP_MAX_LEVELS + 1` = 5 levels (128^5
+    /// blocks); room for more, held inline so that accounting a block never allocates.
+    free_ptrs: [u64; MAX_LEVELS],
+    levels: usize,
     /// Bytes allocated so far.
     bytes: u64,
 }
@@ -93,7 +99,8 @@ impl HeapLedger {
     pub fn new(geometry: BlockGeometry) -> HeapLedger {
         HeapLedger {
             geometry,
-            free_ptrs: Vec::new(),
+            free_ptrs: [0; MAX_LEVELS],
+            levels: 0,
             bytes: 0,
         }
     }
@@ -114,7 +121,7 @@ impl HeapLedger {
 
     /// Accounts one more block.
     pub fn add_block(&mut self) {
-        let levels = self.free_ptrs.len();
+        let levels = self.levels;
         let i = (0..levels)
             .find(|&l| self.free_ptrs[l] > 0)
             .unwrap_or(levels);
@@ -122,11 +129,11 @@ impl HeapLedger {
         let len = (nodes * PTRS_NODE + self.geometry.records_in_block * self.geometry.recbuffer)
             .max(self.geometry.alloc_size);
         self.bytes += len;
-        if i == levels {
-            self.free_ptrs
-                .push(if i == 0 { 0 } else { PTRS_IN_NODE - 1 });
+        if i == levels && levels < MAX_LEVELS {
+            self.free_ptrs[i] = if i == 0 { 0 } else { PTRS_IN_NODE - 1 };
+            self.levels += 1;
         }
-        if i > 0 {
+        if i > 0 && i < MAX_LEVELS {
             self.free_ptrs[i] -= 1;
             for j in 1..i {
                 self.free_ptrs[j] = PTRS_IN_NODE - 1;
@@ -136,7 +143,7 @@ impl HeapLedger {
 
     /// Forgets every block (the table was emptied): as new, keeping the list's room.
     pub fn clear(&mut self) {
-        self.free_ptrs.clear();
+        self.levels = 0;
         self.bytes = 0;
     }
 }

@@ -4,34 +4,56 @@
 //! table that handlers still have open removes the name at once; the handlers keep their
 //! `Arc` and the memory goes with the last of them, as HEAP's `delete_on_close`.
 
+use crate::alloc::try_arc;
 use crate::error::{Error, Result};
-use std::collections::BTreeMap;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::BuildHasherDefault;
 use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The tables by name. A hash map, whose room for one more entry is asked for (and may be
+/// refused) before an insert, which then cannot fail for memory.
+type Map<S> = hashbrown::HashMap<String, Arc<S>, BuildHasherDefault<DefaultHasher>>;
 
 #[derive(Debug)]
 pub struct Registry<S> {
-    tables: Mutex<BTreeMap<String, Arc<S>>>,
+    tables: Mutex<Map<S>>,
 }
 
 impl<S> Default for Registry<S> {
     fn default() -> Self {
-        Registry {
-            tables: Mutex::new(BTreeMap::new()),
-        }
+        Registry::new()
     }
+}
+
+/// `name` as an owned string, or `OutOfMemory`.
+fn owned(name: &str) -> Result<String> {
+    let mut s = String::new();
+    s.try_reserve_exact(name.len())?;
+    s.push_str(name);
+    Ok(s)
 }
 
 impl<S> Registry<S> {
     pub const fn new() -> Self {
         Registry {
-            tables: Mutex::new(BTreeMap::new()),
+            tables: Mutex::new(Map::with_hasher(BuildHasherDefault::new())),
         }
     }
 
-    fn map(&self) -> MutexGuard<'_, BTreeMap<String, Arc<S>>> {
+    fn map(&self) -> MutexGuard<'_, Map<S>> {
         // A panic while holding the lock cannot leave the map half-updated (each operation is
-        // one BTreeMap call), so a poisoned lock is still consistent.
+        // one map call), so a poisoned lock is still consistent.
         self.tables.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Adds `s` under `name` (replacing a table of that name), with every allocation asked
+    /// for first.
+    fn insert(map: &mut Map<S>, name: &str, s: S) -> Result<Arc<S>> {
+        let key = owned(name)?;
+        map.try_reserve(1)?;
+        let s = try_arc(s)?;
+        map.insert(key, Arc::clone(&s));
+        Ok(s)
     }
 
     /// CREATE TABLE: a table nobody has open is replaced (HEAP frees an unopened share of the
@@ -43,8 +65,7 @@ impl<S> Registry<S> {
                 return Ok((Arc::clone(s), false));
             }
         }
-        let s = Arc::new(make()?);
-        map.insert(name.to_owned(), Arc::clone(&s));
+        let s = Self::insert(&mut map, name, make()?)?;
         Ok((s, true))
     }
 
@@ -55,8 +76,7 @@ impl<S> Registry<S> {
         if let Some(s) = map.get(name) {
             return Ok((Arc::clone(s), false));
         }
-        let s = Arc::new(make()?);
-        map.insert(name.to_owned(), Arc::clone(&s));
+        let s = Self::insert(&mut map, name, make()?)?;
         Ok((s, true))
     }
 
@@ -72,25 +92,30 @@ impl<S> Registry<S> {
             .ok_or(Error::NoSuchTable)
     }
 
-    /// RENAME TABLE: as HEAP, a missing source is not an error (nothing to move).
-    pub fn rename(&self, from: &str, to: &str) {
+    /// RENAME TABLE: as HEAP, a missing source is not an error (nothing to move). Out of
+    /// memory for the new name, the table keeps its old one.
+    pub fn rename(&self, from: &str, to: &str) -> Result<()> {
         let mut map = self.map();
-        if let Some(s) = map.remove(from) {
-            map.insert(to.to_owned(), s);
+        if !map.contains_key(from) {
+            return Ok(());
         }
+        let key = owned(to)?;
+        map.try_reserve(1)?;
+        if let Some(s) = map.remove(from) {
+            map.insert(key, s);
+        }
+        Ok(())
     }
 
     /// Whether a table of that name exists, or one whose name is `name` followed by `sep`
     /// (the partitions of a partitioned table are named `<table>#P#<partition>`).
     pub fn contains_or_parts(&self, name: &str, sep: &str) -> bool {
         let map = self.map();
-        if map.contains_key(name) {
-            return true;
-        }
-        let prefix = format!("{name}{sep}");
-        map.range(prefix.clone()..)
-            .next()
-            .is_some_and(|(k, _)| k.starts_with(&prefix))
+        map.contains_key(name)
+            || map.keys().any(|k| {
+                k.strip_prefix(name)
+                    .is_some_and(|rest| rest.starts_with(sep))
+            })
     }
 
     /// How many tables satisfy `f`.
@@ -142,8 +167,8 @@ mod tests {
         let (b, new) = r.create("a", || Ok(3)).unwrap();
         assert!(new);
         assert_eq!(*b, 3);
-        r.rename("a", "b");
-        r.rename("missing", "c");
+        r.rename("a", "b").unwrap();
+        r.rename("missing", "c").unwrap();
         assert!(r.get("a").is_none());
         assert_eq!(*r.open("b", || Ok(9)).unwrap().0, 3);
         let (c, new) = r.open("c", || Ok(4)).unwrap();

@@ -157,6 +157,14 @@ fn append(out: &mut Vec<u8>, src: &[u8]) -> Result<()> {
 impl RowFormat {
     /// The format of records of `rec_len` bytes with these variable-length fields. Fails when a
     /// field does not lie inside the record or fields overlap.
+    /// A copy, or `OutOfMemory` (`clone` would abort the server).
+    pub fn try_clone(&self) -> Result<RowFormat> {
+        Ok(RowFormat {
+            vars: crate::alloc::try_collect(self.vars.iter().cloned())?,
+            ..*self
+        })
+    }
+
     pub fn new(rec_len: usize, mut vars: Vec<VarField>) -> Result<RowFormat> {
         vars.sort_by_key(|v| v.offset);
         let mut end = 0;

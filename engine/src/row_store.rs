@@ -221,20 +221,16 @@ impl RowStore {
         self.slots.next_live(from)
     }
 
-    /// The first row at or after slot `from`, as a record into `out` (see
-    /// [`read_into`](Self::read_into)); None past the last row.
-    #[link_section = ".text.hot.rheap.row_store.read_next_into"]
-    pub fn read_next_into(
-        &self,
-        from: Pos,
-        out: &mut [u8],
-        blobs: &mut Vec<u8>,
-    ) -> Option<Result<Pos>> {
-        let (pos, slot) = self.slots.next_row(from)?;
-        Some(
-            self.record_from(self.contents(slot), out, blobs)
-                .map(|()| pos),
-        )
+    /// The row in slot `pos`, as a record into `out` (see [`read_into`](Self::read_into)), as
+    /// HEAP's scan reads a slot: `RecordDeleted` for a freed slot, `EndOfFile` past the last
+    /// slot ever used.
+    #[link_section = ".text.hot.rheap.row_store.read_slot_into"]
+    pub fn read_slot_into(&self, pos: Pos, out: &mut [u8], blobs: &mut Vec<u8>) -> Result<()> {
+        match self.slots.get(pos) {
+            Some(slot) => self.record_from(self.contents(slot), out, blobs),
+            None if pos < self.slots.slots() => Err(Error::RecordDeleted),
+            None => Err(Error::EndOfFile),
+        }
     }
 
     pub fn records(&self) -> u64 {

@@ -13,13 +13,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(usize)]
 pub enum Counter {
-    /// `Rheap_tmp_tables_created`: internal temporary tables the engine served. Its slot
+    /// `Rheap_internal_tables_created`: internal temporary tables the engine served. Its slot
     /// counts those built; [`get`] adds those served by a kept table
-    /// ([`TmpTablesReused`](Counter::TmpTablesReused)), so that serving one moves one counter.
-    TmpTablesCreated = 0,
-    /// `Rheap_tmp_tables_converted`: internal temporary tables that filled up, which the server
+    /// ([`InternalTablesReused`](Counter::InternalTablesReused)), so that serving one moves one counter.
+    InternalTablesCreated = 0,
+    /// `Rheap_internal_tables_converted`: internal temporary tables that filled up, which the server
     /// then moves to an on-disk engine.
-    TmpTablesConverted = 1,
+    InternalTablesConverted = 1,
     /// `Rheap_tables_live`: tables (named or internal) that exist now.
     TablesLive = 2,
     /// `Rheap_rows_written`: rows written by INSERT (and internally), all tables.
@@ -35,9 +35,9 @@ pub enum Counter {
     BlockCacheMisses = 8,
     /// `Rheap_block_cache_bytes`: bytes in cached blocks.
     BlockCacheBytes = 9,
-    /// `Rheap_tmp_tables_reused`: internal temporary tables served by one kept from an earlier
+    /// `Rheap_internal_tables_reused`: internal temporary tables served by one kept from an earlier
     /// statement (same definition, emptied; `ffi::recycle`).
-    TmpTablesReused = 10,
+    InternalTablesReused = 10,
 }
 
 /// How many counters there are.
@@ -48,8 +48,8 @@ impl Counter {
     pub fn from_index(i: usize) -> Option<Counter> {
         use Counter::*;
         [
-            TmpTablesCreated,
-            TmpTablesConverted,
+            InternalTablesCreated,
+            InternalTablesConverted,
             TablesLive,
             RowsWritten,
             MemoryUsed,
@@ -58,7 +58,7 @@ impl Counter {
             BlockCacheHits,
             BlockCacheMisses,
             BlockCacheBytes,
-            TmpTablesReused,
+            InternalTablesReused,
         ]
         .get(i)
         .copied()
@@ -105,7 +105,7 @@ pub fn raise_peak(n: u64) {
 pub fn get(c: Counter) -> u64 {
     match c {
         Counter::MemoryUsedPeak => PEAK.load(Ordering::Relaxed),
-        Counter::TmpTablesCreated => slot(c).wrapping_add(slot(Counter::TmpTablesReused)),
+        Counter::InternalTablesCreated => slot(c).wrapping_add(slot(Counter::InternalTablesReused)),
         _ => slot(c),
     }
 }
@@ -138,7 +138,10 @@ mod tests {
     #[test]
     fn changes_add_and_take_away_together() {
         // (Counters no other unit test moves.)
-        let (a, b) = (Counter::TmpTablesCreated, Counter::TmpTablesReused);
+        let (a, b) = (
+            Counter::InternalTablesCreated,
+            Counter::InternalTablesReused,
+        );
         let (before_a, before_b) = (get(a), get(b));
         change(&[(a, 3), (b, 5), (a, 0)]);
         // Tables served by a kept table are created ones too.
@@ -151,11 +154,11 @@ mod tests {
     fn parts_made_on_other_cpus_add_up() {
         // A thread that moves between CPUs adds on one part and takes away on another.
         // (A counter no other unit test moves.)
-        let before = get(Counter::TmpTablesConverted);
-        PARTS.get(0)[Counter::TmpTablesConverted as usize].fetch_add(5, Ordering::Relaxed);
+        let before = get(Counter::InternalTablesConverted);
+        PARTS.get(0)[Counter::InternalTablesConverted as usize].fetch_add(5, Ordering::Relaxed);
         let last = PARTS.in_use() - 1;
-        PARTS.get(last)[Counter::TmpTablesConverted as usize].fetch_sub(5, Ordering::Relaxed);
-        assert_eq!(get(Counter::TmpTablesConverted), before);
+        PARTS.get(last)[Counter::InternalTablesConverted as usize].fetch_sub(5, Ordering::Relaxed);
+        assert_eq!(get(Counter::InternalTablesConverted), before);
     }
 
     #[test]
@@ -183,7 +186,7 @@ mod tests {
 
     #[test]
     fn counters_by_index_are_the_shims_order() {
-        assert_eq!(Counter::from_index(0), Some(Counter::TmpTablesCreated));
+        assert_eq!(Counter::from_index(0), Some(Counter::InternalTablesCreated));
         assert_eq!(Counter::from_index(9), Some(Counter::BlockCacheBytes));
         assert_eq!(Counter::from_index(COUNTERS), None);
     }

@@ -44,6 +44,26 @@ pub struct TableDef {
     pub heap_lengths: bool,
 }
 
+impl TableDef {
+    /// Whether `other` describes the same record layout and keys: the record length, and per
+    /// key the algorithm, uniqueness and each part's place, length, NULL bit, direction and
+    /// way of comparing. A table held under a name is used for a definition only when this
+    /// holds (`HA_ERR_TABLE_DEF_CHANGED` otherwise).
+    pub fn same_layout(&self, other: &TableDef) -> bool {
+        let same_seg = |a: &KeySeg, b: &KeySeg| {
+            (a.start, a.length, a.null, a.reverse) == (b.start, b.length, b.null, b.reverse)
+                && std::mem::discriminant(&a.kind) == std::mem::discriminant(&b.kind)
+        };
+        self.rec_len == other.rec_len
+            && self.keys.len() == other.keys.len()
+            && self.keys.iter().zip(&other.keys).all(|(a, b)| {
+                (a.algorithm, a.unique) == (b.algorithm, b.unique)
+                    && a.segs.len() == b.segs.len()
+                    && a.segs.iter().zip(&b.segs).all(|(x, y)| same_seg(x, y))
+            })
+    }
+}
+
 /// The AUTO_INCREMENT column and the key it leads.
 #[derive(Debug, Clone)]
 pub struct AutoKey {
@@ -76,11 +96,11 @@ impl TableDef {
 
 /// The arena for a table's indexes, its first block sized for MIN_ROWS rows (within the
 /// table's limit) of about what each key takes per row.
-fn new_arena(def: &TableDef, max_records: u64) -> Arena {
+fn new_arena(def: &TableDef, max_records: u64) -> Result<Arena> {
     /// Bytes a key takes per row besides its image: a hash group or a tree node.
     const PER_ROW: usize = 48;
     let per_row = def.keys.iter().map(|k| k.image_len() + PER_ROW).sum();
-    Arena::new(per_row, def.min_rows.min(max_records), def.memory_limit())
+    Arena::try_new(per_row, def.min_rows.min(max_records), def.memory_limit())
 }
 
 /// Counters that `handler::info()` reports.
@@ -127,7 +147,7 @@ pub struct Table {
     scratch: Option<Box<Scratch>>,
     /// The record bytes the keys are read from ([`KeyDef::record_bytes`]): an update that
     /// leaves them alone moves no key.
-    key_bytes: Box<[Range<usize>]>,
+    key_bytes: Vec<Range<usize>>,
 }
 
 /// The most bytes of change buffers a renewed table keeps ([`Table::renew`]).
@@ -182,23 +202,31 @@ fn insert_row(
 }
 
 impl Table {
+    /// An empty table of `def`, as [`try_new`](Self::try_new) makes it; panics when out of
+    /// memory (for tests and tools; the engine uses `try_new`).
     pub fn new(def: TableDef, create_time: i64) -> Table {
+        match Self::try_new(def, create_time) {
+            Ok(t) => t,
+            Err(e) => panic!("making a table: {e}"),
+        }
+    }
+
+    /// An empty table of `def`, made at `create_time`; `OutOfMemory` when its structures
+    /// cannot be had.
+    pub fn try_new(def: TableDef, create_time: i64) -> Result<Table> {
         let max_records = def.max_records();
         let geometry =
             BlockGeometry::new(heap_row_size(def.rec_len as u64), def.min_rows, max_records);
-        let arena = new_arena(&def, max_records);
-        let indexes = def.keys.iter().map(|k| Index::new(k, &arena)).collect();
-        let index_ledgers = def
-            .keys
-            .iter()
-            .map(|k| match k.algorithm {
+        let arena = new_arena(&def, max_records)?;
+        let indexes = crate::alloc::try_collect(def.keys.iter().map(|k| Index::new(k, &arena)))?;
+        let index_ledgers =
+            crate::alloc::try_collect(def.keys.iter().map(|k| match k.algorithm {
                 Algorithm::Hash => IndexLedger::hash(def.min_rows, max_records),
                 Algorithm::Btree => IndexLedger::btree(),
-            })
-            .collect();
-        Table {
+            }))?;
+        Ok(Table {
             store: RowStore::new(
-                def.format.clone(),
+                def.format.try_clone()?,
                 def.rec_len,
                 def.min_rows.min(max_records),
                 def.memory_limit(),
@@ -216,9 +244,9 @@ impl Table {
             file_version: 0,
             key_stat_version: 1,
             scratch: None,
-            key_bytes: KeyDef::record_bytes(&def.keys).into(),
+            key_bytes: KeyDef::record_bytes(&def.keys)?,
             def,
-        }
+        })
     }
 
     pub fn def(&self) -> &TableDef {
@@ -303,7 +331,7 @@ impl Table {
     fn fill_images(&self, row: &[u8], out: &mut Vec<Image>) -> Result<()> {
         let keys = &self.def.keys[..self.active_keys()];
         out.truncate(keys.len());
-        out.resize_with(keys.len(), Image::default);
+        crate::alloc::resize_default(out, keys.len())?;
         for (k, img) in keys.iter().zip(out.iter_mut()) {
             k.image_of_record_into(row, img)?;
         }
@@ -312,9 +340,18 @@ impl Table {
 
     /// Runs `f` with the scratch buffers taken out of the table, and puts them back.
     #[inline]
-    fn with_scratch<T>(&mut self, f: impl FnOnce(&mut Self, &mut Scratch) -> T) -> T {
-        let mut s = self.scratch.take().unwrap_or_default();
+    fn with_scratch<T>(
+        &mut self,
+        f: impl FnOnce(&mut Self, &mut Scratch) -> Result<T>,
+    ) -> Result<T> {
+        let mut s = match self.scratch.take() {
+            Some(s) => s,
+            None => crate::alloc::try_box(Scratch::default())?,
+        };
         let r = f(self, &mut s);
+        // A large BLOB leaves its room in the buffers; it goes back with this change.
+        crate::alloc::trim(&mut s.packed, self.def.rec_len);
+        crate::alloc::trim(&mut s.blobs, self.def.rec_len);
         // Put back into the empty place: nothing to drop there, so no drop (which the compiler
         // must assume may unwind) between `f`'s result and the return, which would keep the
         // result in memory and copy it out again.
@@ -528,7 +565,7 @@ impl Table {
 
     /// The record of row `pos` into `s.row` (its BLOBs into `s.blobs`).
     fn old_row(&self, pos: Pos, s: &mut Scratch) -> Result<()> {
-        s.row.resize(self.def.rec_len, 0);
+        crate::alloc::resize_zeroed(&mut s.row, self.def.rec_len)?;
         self.store.read_into(pos, &mut s.row, &mut s.blobs)
     }
 
@@ -597,32 +634,53 @@ impl Table {
             ..
         } = s;
         let keys = self.active_keys();
-        old_images.resize_with(keys, Image::default);
-        new_images.resize_with(keys, Image::default);
+        crate::alloc::resize_default(old_images, keys)?;
+        crate::alloc::resize_default(new_images, keys)?;
         moved.clear();
-        for k in 0..keys {
-            // Most updates of a temporary table (GROUP BY's counters) leave every key alone.
-            if self.def.keys[k].same_bytes(old, new)? {
-                continue;
-            }
-            self.def.keys[k].image_of_record_into(old, &mut old_images[k])?;
-            self.def.keys[k].image_of_record_into(new, &mut new_images[k])?;
-            if old_images[k] == new_images[k] {
-                continue;
-            }
-            self.remove_key(k, &old_images[k], old, pos)?;
-            if self.is_duplicate(k, &new_images[k]) {
-                self.add_key(k, &old_images[k], old, pos, false)?;
-                for &j in moved.iter().rev() {
-                    self.remove_key(j, &new_images[j], new, pos)?;
-                    self.add_key(j, &old_images[j], old, pos, false)?;
+        // All or nothing: the new entries go in beside the old ones, then the row; only when
+        // both succeeded do the old entries go. A failure (a duplicate, or memory for an
+        // entry or the row) takes out the new entries again, which allocates nothing, so the
+        // indexes are as before.
+        let mut failed_at = None;
+        let mut added = || -> Result<()> {
+            for k in 0..keys {
+                // Most updates of a temporary table (GROUP BY's counters) leave every key alone.
+                if self.def.keys[k].same_bytes(old, new)? {
+                    continue;
                 }
-                return Err(Error::DuplicateKey(k));
+                self.def.keys[k].image_of_record_into(old, &mut old_images[k])?;
+                self.def.keys[k].image_of_record_into(new, &mut new_images[k])?;
+                if old_images[k] == new_images[k] {
+                    continue;
+                }
+                // The row's old entry has another image: it cannot be the duplicate.
+                if self.is_duplicate(k, &new_images[k]) {
+                    failed_at = Some(k);
+                    return Err(Error::DuplicateKey(k));
+                }
+                moved.try_reserve(1)?;
+                self.add_key(k, &new_images[k], new, pos, true)?;
+                moved.push(k);
             }
-            self.add_key(k, &new_images[k], new, pos, true)?;
-            moved.push(k);
+            self.store.update(pos, packed)
+        };
+        if let Err(e) = added() {
+            for &k in moved.iter() {
+                self.remove_key(k, &new_images[k], new, pos)?;
+            }
+            // HEAP takes the old entries out and, on a duplicate, puts them back: in a HASH
+            // key the row is then the newest of its key, for the keys it had moved and the
+            // one that refused it.
+            if let Some(k) = failed_at {
+                for &j in moved.iter().chain([k].iter()) {
+                    self.indexes[j].make_newest(&old_images[j].bytes, pos);
+                }
+            }
+            return Err(e);
         }
-        self.store.update(pos, packed)?;
+        for &k in moved.iter() {
+            self.remove_key(k, &old_images[k], old, pos)?;
+        }
         if let Some(a) = self
             .def
             .auto_key
@@ -655,13 +713,13 @@ impl Table {
         self.store.next_live(from)
     }
 
-    /// The first row at or after `from` in scan order, into `out` as
-    /// [`read_into`](Self::read_into) does; `EndOfFile` past the last.
-    #[link_section = ".text.hot.rheap.table.read_next_into"]
-    pub fn read_next_into(&self, from: Pos, out: &mut [u8], blobs: &mut Vec<u8>) -> Result<Pos> {
-        self.store
-            .read_next_into(from, out, blobs)
-            .unwrap_or(Err(Error::EndOfFile))
+    /// The row in slot `pos` (scan order is slot order), into `out` as
+    /// [`read_into`](Self::read_into) does; `RecordDeleted` for a freed slot, which HEAP's scan
+    /// reports too (the server counts it in `Handler_read_rnd_deleted`), `EndOfFile` past the
+    /// last slot.
+    #[link_section = ".text.hot.rheap.table.read_slot_into"]
+    pub fn read_slot_into(&self, pos: Pos, out: &mut [u8], blobs: &mut Vec<u8>) -> Result<()> {
+        self.store.read_slot_into(pos, out, blobs)
     }
 
     /// Removes every row (DELETE without WHERE, TRUNCATE). The AUTO_INCREMENT counter stays.
@@ -709,17 +767,23 @@ impl Table {
     /// soon as its indexes are gone. An arena that holds no block is kept: it never took one
     /// (it gives none back before it goes, and a large piece's own block is not part of its
     /// growth), so it is as new; a table without keys never uses its arena.
+    ///
+    /// Out of memory for a new arena, the indexes empty in place instead: this cannot fail.
     fn clear_indexes(&mut self, keep_blocks: bool) {
-        if keep_blocks {
-            self.indexes.iter_mut().for_each(Index::clear);
-        } else {
-            self.indexes.clear();
-            if self.arena.bytes() != 0 {
-                self.arena = new_arena(&self.def, self.max_records);
+        let fresh = match keep_blocks || self.arena.bytes() == 0 {
+            true => None,
+            false => new_arena(&self.def, self.max_records).ok(),
+        };
+        match fresh {
+            None => self.indexes.iter_mut().for_each(Index::clear),
+            Some(arena) => {
+                // Dropped before the old arena goes, then made again in their own room.
+                self.indexes.clear();
+                self.arena = arena;
+                let arena = &self.arena;
+                self.indexes
+                    .extend(self.def.keys.iter().map(|k| Index::new(k, arena)));
             }
-            let arena = &self.arena;
-            self.indexes
-                .extend(self.def.keys.iter().map(|k| Index::new(k, arena)));
         }
         self.index_ledgers.iter_mut().for_each(IndexLedger::clear);
     }
@@ -800,7 +864,7 @@ impl Table {
             return Ok(Some(1));
         }
         let records = self.store.records();
-        let (mut rec, mut blobs) = (vec![0; self.def.rec_len], Vec::new());
+        let (mut rec, mut blobs) = (crate::alloc::zeroed(self.def.rec_len)?, Vec::new());
         let buckets = h.hash_buckets(records, |pos| {
             self.read_into(pos, &mut rec, &mut blobs)?;
             def.heap_hash(&rec)
@@ -903,6 +967,41 @@ mod tests {
     }
 
     #[test]
+    fn a_layout_is_the_same_only_with_the_same_record_and_keys() {
+        let with_key = |algorithm, seg: KeySeg| TableDef {
+            keys: vec![KeyDef::new(algorithm, false, false, vec![seg], 5)],
+            ..def(0, 1 << 20)
+        };
+        let a = with_key(Algorithm::Btree, crate::key::tests::int_seg());
+        assert!(a.same_layout(&with_key(Algorithm::Btree, crate::key::tests::int_seg())));
+        // Settings of the creating session (sizes) are not the layout.
+        assert!(a.same_layout(&TableDef {
+            max_table_size: 7,
+            ..with_key(Algorithm::Btree, crate::key::tests::int_seg())
+        }));
+        let moved = KeySeg {
+            start: 2,
+            ..crate::key::tests::int_seg()
+        };
+        let desc = KeySeg {
+            reverse: true,
+            ..crate::key::tests::int_seg()
+        };
+        for other in [
+            with_key(Algorithm::Hash, crate::key::tests::int_seg()),
+            with_key(Algorithm::Btree, moved),
+            with_key(Algorithm::Btree, desc),
+            TableDef {
+                rec_len: 16,
+                ..with_key(Algorithm::Btree, crate::key::tests::int_seg())
+            },
+            def(0, 1 << 20),
+        ] {
+            assert!(!a.same_layout(&other), "{other:?}");
+        }
+    }
+
+    #[test]
     fn max_records_counts_row_overhead_and_max_rows() {
         // 16 bytes a row (15 + delete marker), after the 1024-byte root node.
         assert_eq!(def(0, 1024 + 1600).max_records(), 100);
@@ -957,6 +1056,7 @@ mod tests {
             start: 1,
             length: 21,
             null: Some((0, 1)),
+            reverse: false,
         };
         let def = TableDef {
             rec_len: 22,
@@ -1028,6 +1128,7 @@ mod tests {
                 start: 5,
                 length: 1,
                 null: None,
+                reverse: false,
             }
         }
         fn key(algorithm: Algorithm, unique: bool, segs: Vec<KeySeg>) -> KeyDef {

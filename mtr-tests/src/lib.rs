@@ -5,8 +5,11 @@
 //! packages, in a temporary directory of its own, reached over a socket in that directory.
 
 pub mod callgrind;
+pub mod conformance;
 pub mod docker_check;
+pub mod fuzz;
 pub mod layout;
+pub mod list_file;
 pub mod mtr;
 pub mod paths;
 pub mod pgo;

@@ -53,8 +53,8 @@ impl Pinned {
             ))?
             .ok_or_else(|| anyhow!("no status variable {name}"))
         };
-        let served = read(c, "RHEAP_TMP_TABLES_CREATED")?;
-        let reused = read(c, "RHEAP_TMP_TABLES_REUSED")?;
+        let served = read(c, "RHEAP_INTERNAL_TABLES_CREATED")?;
+        let reused = read(c, "RHEAP_INTERNAL_TABLES_REUSED")?;
         c.query_drop("SET GLOBAL rheap_takeover = INTERNAL")?;
         Ok((served, reused))
     }

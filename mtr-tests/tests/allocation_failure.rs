@@ -160,7 +160,7 @@ fn failed_blocks_fail_the_statement_and_leave_tables_whole() -> Result<()> {
         "SELECT DISTINCT SQL_SMALL_RESULT i % 7919 AS d FROM seq ORDER BY d",
     ] {
         let expect = sql_rows(&mut c, sql)?;
-        let created = status(&mut c, "Rheap_tmp_tables_created")?;
+        let created = status(&mut c, "Rheap_internal_tables_created")?;
         let (mut failures, mut n) = (0, 0);
         loop {
             ensure!(n < MAX_N, "{sql}: still failing after {MAX_N} blocks");
@@ -185,7 +185,7 @@ fn failed_blocks_fail_the_statement_and_leave_tables_whole() -> Result<()> {
             "{sql}: other rows after failures"
         );
         ensure!(
-            status(&mut c, "Rheap_tmp_tables_created")? > created,
+            status(&mut c, "Rheap_internal_tables_created")? > created,
             "{sql} made no rheap temporary table"
         );
         eprintln!("{sql}: {failures} failures, success at {n}");
@@ -196,4 +196,141 @@ fn failed_blocks_fail_the_statement_and_leave_tables_whole() -> Result<()> {
 
 fn sql_rows(c: &mut Conn, sql: &str) -> Result<Vec<Vec<String>>> {
     Ok(rheap_mtr_tests::sql::query_cells(c, sql)?.1)
+}
+
+/// The rows of `f` found every way agree: a scan, each BTREE key over its whole range, and
+/// each HASH key by lookup of every row.
+fn consistent(c: &mut Conn) -> Result<u64> {
+    let rows = count(c, "SELECT COUNT(*) FROM f")?;
+    for sql in [
+        "SELECT COUNT(*) FROM f FORCE INDEX (kb) WHERE b BETWEEN -2147483648 AND 2147483647",
+        "SELECT COUNT(*) FROM f FORCE INDEX (kd) WHERE v >= ''",
+        "SELECT COUNT(*) FROM f AS a STRAIGHT_JOIN f AS b FORCE INDEX (PRIMARY) ON b.id = a.id",
+        "SELECT COUNT(*) FROM f AS a STRAIGHT_JOIN f AS b FORCE INDEX (kv) \
+         ON b.v = a.v AND b.id = a.id",
+    ] {
+        let n = count(c, sql)?;
+        ensure!(n == rows, "{sql}: {n} rows, a scan finds {rows}");
+    }
+    Ok(rows)
+}
+
+/// Runs `sql` with the `n`th allocation of any kind failing; Ok(true) when it succeeded,
+/// Ok(false) when it failed with an accepted error. The switch is off afterwards.
+fn with_nth_failing(c: &mut Conn, n: i64, sql: &str) -> Result<bool> {
+    c.query_drop(format!("SET GLOBAL rheap_debug_fail_nth_alloc = {n}"))?;
+    let r = c.query::<mysql::Row, _>(sql);
+    c.query_drop("SET GLOBAL rheap_debug_fail_nth_alloc = -1")?;
+    match r {
+        // The statements run again and again: a row written by an earlier run is a duplicate.
+        Ok(_) | Err(mysql::Error::MySqlError(mysql::MySqlError { code: 1062, .. })) => Ok(true),
+        Err(mysql::Error::MySqlError(e)) if ACCEPTED.contains(&e.code) => Ok(false),
+        // CREATE and ALTER say "Can't create table", RENAME "Error on rename", with the
+        // engine's out-of-memory errno.
+        Err(mysql::Error::MySqlError(e))
+            if [1005, 1025].contains(&e.code) && e.message.contains("Out of memory") =>
+        {
+            Ok(false)
+        }
+        Err(e) => bail!("with allocation {n} failing, {sql}: unexpected error {e}"),
+    }
+}
+
+#[test]
+fn any_failed_allocation_fails_the_statement_not_the_server() -> Result<()> {
+    // How many allocations to fail, one at a time, per statement.
+    const UP_TO: i64 = 48;
+    let server = failpoints_server()?;
+    let mut c = server.conn()?;
+    c.query_drop("CREATE TABLE seq (i INT PRIMARY KEY) ENGINE=InnoDB")?;
+    c.query_drop("SET SESSION max_recursive_iterations = 1000000")?;
+    c.query_drop(
+        "INSERT INTO seq WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s \
+         WHERE n < 3000) SELECT n FROM s",
+    )?;
+    let live = status(&mut c, "Rheap_tables_live")?;
+    c.query_drop(
+        "CREATE TABLE f (id INT NOT NULL PRIMARY KEY, b INT NOT NULL, \
+         v VARCHAR(200) CHARACTER SET utf8mb4 NOT NULL, \
+         KEY kb (b) USING BTREE, KEY kv (v), KEY kd (v DESC, b) USING BTREE) ENGINE=RHEAP",
+    )?;
+    c.query_drop(
+        "INSERT INTO f SELECT i, i % 97, CONCAT(REPEAT('é', i % 40), i % 300) FROM seq \
+         WHERE i <= 1000",
+    )?;
+    // Each statement's kinds of allocation: writes (rows, keys, long key images), updates
+    // that move keys, deletes, reads through each kind of key, and internal temporary tables.
+    let statements = [
+        "INSERT INTO f VALUES (1001, 5, REPEAT('x', 150))",
+        "INSERT INTO f SELECT i, i % 13, CONCAT('w', i) FROM seq WHERE i BETWEEN 1100 AND 1160",
+        "REPLACE INTO f VALUES (7, 8, 'replaced'), (2500, 9, 'new')",
+        "UPDATE f SET b = b + 1000, v = CONCAT(v, 'u') WHERE id <= 40",
+        "DELETE FROM f WHERE id BETWEEN 200 AND 230",
+        "SELECT * FROM f FORCE INDEX (kb) WHERE b BETWEEN 3 AND 9 ORDER BY b",
+        "SELECT * FROM f FORCE INDEX (kd) WHERE v > 'é' ORDER BY v DESC LIMIT 20",
+        "SELECT * FROM f FORCE INDEX (kv) WHERE v = 'w1130'",
+        "SELECT SQL_SMALL_RESULT i % 1009 AS g, COUNT(*) FROM seq GROUP BY g",
+        "SELECT DISTINCT SQL_SMALL_RESULT v FROM f",
+        "SELECT COUNT(*) FROM (SELECT i % 301 AS a FROM seq UNION SELECT b FROM f) AS d",
+        "SELECT * FROM f WHERE id IN (SELECT b FROM f WHERE v LIKE 'w%')",
+        "SHOW TABLE STATUS LIKE 'f'",
+        "HANDLER f READ kd NEXT",
+        "ALTER TABLE f ENGINE=RHEAP",
+        "INSERT INTO tb SELECT i, REPEAT('text', i % 500), CONCAT('v', i % 50) FROM seq \
+         WHERE i <= 300 ON DUPLICATE KEY UPDATE t = CONCAT(t, 'x')",
+        "UPDATE tb SET t = REPEAT('y', 3000), v = CONCAT(v, 'z') WHERE id < 20",
+        "SELECT id, LENGTH(t) FROM tb FORCE INDEX (kt) WHERE v > 'v3' ORDER BY v",
+        "CREATE TABLE IF NOT EXISTS g2 ENGINE=RHEAP AS SELECT * FROM f",
+        "RENAME TABLE g2 TO g3, g3 TO g2",
+        "DROP TABLE IF EXISTS g2, g3",
+        "TRUNCATE TABLE f",
+    ];
+    c.query_drop(
+        "CREATE TABLE tb (id INT PRIMARY KEY, t TEXT, v VARCHAR(300), KEY kt (v) USING BTREE) \
+         ENGINE=RHEAP",
+    )?;
+    c.query_drop("HANDLER f OPEN")?;
+    let mut failed_statements = 0;
+    for sql in statements {
+        if sql.starts_with("ALTER") {
+            // ALTER replaces the table, which a HANDLER has open.
+            c.query_drop("HANDLER f CLOSE")?;
+        }
+        let mut failures = 0;
+        for n in 1..=UP_TO {
+            if !with_nth_failing(&mut c, n, sql)? {
+                failures += 1;
+            }
+            ensure!(count(&mut c, "SELECT 1")? == 1, "the server answers");
+            consistent(&mut c).map_err(|e| e.context(format!("after {sql} with {n}")))?;
+            if sql.starts_with("TRUNCATE") {
+                c.query_drop(
+                    "INSERT IGNORE INTO f SELECT i, i % 97, CONCAT('t', i) FROM seq WHERE i <= 300",
+                )?;
+            }
+        }
+        eprintln!("{sql}: {failures} of {UP_TO} failed");
+        // A statement whose buffers and blocks are all there already (an UPDATE of a warm
+        // table, a HANDLER step) allocates nothing, and so never fails.
+        failed_statements += usize::from(failures > 0);
+        let named = count(
+            &mut c,
+            "SELECT COUNT(*) FROM information_schema.TABLES WHERE ENGINE = 'RHEAP'",
+        )?;
+        ensure!(
+            status(&mut c, "Rheap_tables_live")? == live + named,
+            "{sql}: an internal table is left"
+        );
+    }
+    ensure!(
+        failed_statements >= statements.len() / 2,
+        "only {failed_statements} of {} statements met a failing allocation",
+        statements.len()
+    );
+    c.query_drop("DROP TABLE f, tb")?;
+    ensure!(
+        status(&mut c, "Rheap_tables_live")? == live,
+        "a table is left"
+    );
+    no_internal_errors(&server)
 }

@@ -5,41 +5,26 @@
 //! The statements come from a fixed-seed generator, so a failure is reproducible; the
 //! transcript of the first difference is printed.
 
+use rheap_mtr_tests::fuzz::rng::Rng;
 use rheap_mtr_tests::server::Server;
 use rheap_mtr_tests::sql::transcript;
 
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
+/// A short string from a tiny alphabet with case and trailing-space variants, so that
+/// collation-equal keys are frequent.
+fn word(r: &mut Rng) -> String {
+    const PARTS: [&str; 6] = ["a", "A", "b", "ab", "Ab ", "é"];
+    (0..1 + r.below(2))
+        .map(|_| PARTS[r.below(PARTS.len() as u64) as usize])
+        .collect()
+}
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    /// A short string from a tiny alphabet with case and trailing-space variants, so that
-    /// collation-equal keys are frequent.
-    fn word(&mut self) -> String {
-        const PARTS: [&str; 6] = ["a", "A", "b", "ab", "Ab ", "é"];
-        (0..1 + self.below(2))
-            .map(|_| PARTS[self.below(PARTS.len() as u64) as usize])
-            .collect()
-    }
-
-    /// `v`, or NULL one time in eight.
-    fn maybe_null(&mut self, v: impl FnOnce(&mut Rng) -> String) -> String {
-        let v = v(self);
-        if self.below(8) == 0 {
-            "NULL".into()
-        } else {
-            v
-        }
+/// `v`, or NULL one time in eight.
+fn maybe_null(r: &mut Rng, v: impl FnOnce(&mut Rng) -> String) -> String {
+    let v = v(r);
+    if r.below(8) == 0 {
+        "NULL".into()
+    } else {
+        v
     }
 }
 
@@ -51,10 +36,10 @@ const TABLE: &str =
 /// One random write.
 fn write(r: &mut Rng) -> String {
     let id = r.below(60);
-    let u = r.maybe_null(|r| r.below(40).to_string());
-    let k = r.maybe_null(|r| r.below(6).to_string());
-    let s = r.maybe_null(|r| format!("'{}'", r.word()));
-    let f = r.maybe_null(|r| format!("{}", (r.below(9) as f64 - 4.0) / 2.0));
+    let u = maybe_null(r, |r| r.below(40).to_string());
+    let k = maybe_null(r, |r| r.below(6).to_string());
+    let s = maybe_null(r, |r| format!("'{}'", word(r)));
+    let f = maybe_null(r, |r| format!("{}", (r.below(9) as f64 - 4.0) / 2.0));
     match r.below(10) {
         0..=4 => format!("INSERT INTO w VALUES ({id}, {u}, {k}, {s}, {f})"),
         5 => format!("REPLACE INTO w VALUES ({id}, {u}, {k}, {s}, {f})"),
@@ -71,7 +56,7 @@ fn write(r: &mut Rng) -> String {
 /// The mtr suite checks MEMORY's row orders where MEMORY is deterministic.
 fn checks(r: &mut Rng) -> Vec<String> {
     let k = r.below(6);
-    let s = r.word();
+    let s = word(r);
     let lo = r.below(20);
     vec![
         "SELECT * FROM w ORDER BY id".into(),
@@ -110,7 +95,7 @@ fn random_workload_answers_as_memory() -> anyhow::Result<()> {
         transcript(c, &stmts.iter().map(String::as_str).collect::<Vec<_>>())
             .replace(engine, "<engine>")
     };
-    let mut r = Rng(0x5EED_1234_ABCD_0001);
+    let mut r = Rng::new(0x5EED_1234_ABCD_0001);
     let setup = vec![TABLE.to_string()];
     assert_eq!(
         run(&mut rheap, "RHEAP", &setup),

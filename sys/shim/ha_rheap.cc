@@ -163,6 +163,7 @@ private:
     seg->mbmaxlen= cs->mbmaxlen;
     seg->key_type= (uint8_t) field->key_type();
     seg->binary_charset= cs == &my_charset_bin;
+    seg->reverse= (part->key_part_flag & HA_REVERSE_SORT) != 0;
     seg->length_bytes= field->real_type() == MYSQL_TYPE_VARCHAR ?
       (uint8_t) static_cast<Field_varstring *>(field)->length_bytes : 0;
     if (field->key_type() == HA_KEYTYPE_BIT)
@@ -285,7 +286,10 @@ public:
   int delete_table(const char *name) override
   {
     if (for_heap(name))
+    {
+      rheap_heap_table_moved(name, NULL);
       return heap_drop(ht, name);
+    }
     int err= rheap_drop_table(name);
     hold_plugin_while_memory_tables();
     return err;
@@ -295,7 +299,10 @@ public:
     if (!for_heap(from))
       return rheap_rename_table(from, to);
     handler *h= heap_create(ht, NULL, current_thd->mem_root);
-    return h ? h->ha_rename_table(from, to) : HA_ERR_OUT_OF_MEM;
+    int err= h ? h->ha_rename_table(from, to) : HA_ERR_OUT_OF_MEM;
+    if (!err)
+      rheap_heap_table_moved(from, to);
+    return err;
   }
 
   /** INSERT of one row in record format (record[0]); assigns the AUTO_INCREMENT value first,
@@ -592,7 +599,10 @@ static int rheap_heap_drop_table(handlerton *hton, const char *path)
 {
   int ours= rheap_drop_table(path);
   if (ours == -1)
+  {
+    rheap_heap_table_moved(path, NULL);
     return heap_drop(hton, path);
+  }
   hold_plugin_while_memory_tables();
   return ours;
 }
@@ -682,12 +692,27 @@ static MYSQL_SYSVAR_LONGLONG(debug_fail_alloc_after, debug_fail_alloc_after, PLU
   "Test builds only: RHEAP's block allocation fails after this many more blocks, server-wide, "
   "until it is set again; -1 never fails.",
   NULL, update_debug_fail_alloc_after, -1, -1, LONGLONG_MAX, 1);
+
+/** rheap_debug_fail_nth_alloc: test builds only, as above. */
+static long long debug_fail_nth_alloc;
+
+static void update_debug_fail_nth_alloc(THD *, struct st_mysql_sys_var *, void *,
+                                        const void *save)
+{
+  debug_fail_nth_alloc= *static_cast<const long long *>(save);
+  rheap_debug_fail_nth_alloc(debug_fail_nth_alloc);
+}
+
+static MYSQL_SYSVAR_LONGLONG(debug_fail_nth_alloc, debug_fail_nth_alloc, PLUGIN_VAR_RQCMDARG,
+  "Test builds only: the Nth allocation of any kind RHEAP makes from now (a block, or its own "
+  "heap memory) fails, once; -1 none.",
+  NULL, update_debug_fail_nth_alloc, -1, -1, LONGLONG_MAX, 1);
 #endif
 
 static struct st_mysql_sys_var *rheap_system_variables[]= {
   MYSQL_SYSVAR(takeover), MYSQL_SYSVAR(block_cache_size),
 #ifdef RHEAP_FAILPOINTS
-  MYSQL_SYSVAR(debug_fail_alloc_after),
+  MYSQL_SYSVAR(debug_fail_alloc_after), MYSQL_SYSVAR(debug_fail_nth_alloc),
 #endif
   NULL
 };
@@ -705,8 +730,8 @@ static int show_counter(THD *, struct st_mysql_show_var *var, void *buff,
 }
 
 static struct st_mysql_show_var rheap_status_variables[]= {
-  { "Rheap_tmp_tables_created", (char *) &show_counter<0>, SHOW_SIMPLE_FUNC },
-  { "Rheap_tmp_tables_converted", (char *) &show_counter<1>, SHOW_SIMPLE_FUNC },
+  { "Rheap_internal_tables_created", (char *) &show_counter<0>, SHOW_SIMPLE_FUNC },
+  { "Rheap_internal_tables_converted", (char *) &show_counter<1>, SHOW_SIMPLE_FUNC },
   { "Rheap_tables_live", (char *) &show_counter<2>, SHOW_SIMPLE_FUNC },
   { "Rheap_rows_written", (char *) &show_counter<3>, SHOW_SIMPLE_FUNC },
   { "Rheap_memory_used", (char *) &show_counter<4>, SHOW_SIMPLE_FUNC },
@@ -715,7 +740,7 @@ static struct st_mysql_show_var rheap_status_variables[]= {
   { "Rheap_block_cache_hits", (char *) &show_counter<7>, SHOW_SIMPLE_FUNC },
   { "Rheap_block_cache_misses", (char *) &show_counter<8>, SHOW_SIMPLE_FUNC },
   { "Rheap_block_cache_bytes", (char *) &show_counter<9>, SHOW_SIMPLE_FUNC },
-  { "Rheap_tmp_tables_reused", (char *) &show_counter<10>, SHOW_SIMPLE_FUNC },
+  { "Rheap_internal_tables_reused", (char *) &show_counter<10>, SHOW_SIMPLE_FUNC },
   { NullS, NullS, SHOW_LONG }
 };
 

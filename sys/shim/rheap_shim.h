@@ -55,6 +55,8 @@ typedef struct rheap_key_seg {
   uint8_t bit_length;
   /** Non-zero when `charset` is my_charset_bin. */
   uint8_t binary_charset;
+  /** Non-zero for a DESC key part (KEY_PART_INFO::key_part_flag has HA_REVERSE_SORT). */
+  uint8_t reverse;
 } rheap_key_seg;
 
 /** One index (from KEY). */
@@ -221,6 +223,9 @@ uint64_t rheap_records(rheap_handler *h);
     table's path or NULL when the server names no table (rheap then passes on what it does not
     hold). */
 uint8_t rheap_serves(uint32_t mode, uint8_t internal, uint8_t creating, const char *name);
+/** HEAP's table `from` was dropped (`to` NULL) or renamed to `to` (rheap_serves keeps a
+    name HEAP holds HEAP's when the server creates it again, as TRUNCATE does). */
+int rheap_heap_table_moved(const char *from, const char *to);
 /** Non-zero when rheap holds the named table. */
 uint8_t rheap_has_table(const char *name);
 /** How many ENGINE=MEMORY tables rheap holds (while any, the plugin keeps itself loaded). */
@@ -232,6 +237,9 @@ void rheap_set_block_cache_size(uint64_t bytes);
 /** Test builds only (feature `failpoints`; the shim calls it only when compiled with
     RHEAP_FAILPOINTS): block allocation fails after `n` more blocks; negative: never. */
 void rheap_debug_fail_alloc_after(int64_t n);
+/** Test builds only (as above): the `n`th allocation of any kind from now (a block, or the
+    plugin's own heap memory) fails, once; 0 or negative: none. */
+void rheap_debug_fail_nth_alloc(int64_t n);
 
 /* ---- Implemented in the C++ shim, called from Rust ----------------------------------------- */
 

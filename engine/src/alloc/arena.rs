@@ -39,6 +39,14 @@ impl Arena {
         Arena::of(Pieces::new(element, planned, limit))
     }
 
+    /// As [`new`](Self::new), or `OutOfMemory` when its few bytes cannot be had.
+    pub fn try_new(element: usize, planned: u64, limit: u64) -> crate::error::Result<Arena> {
+        Ok(Arena(super::try_arc(Shared {
+            pieces: Mutex::new(Pieces::new(element, planned, limit)),
+            bytes: AtomicUsize::new(0),
+        })?))
+    }
+
     fn of(pieces: Pieces) -> Arena {
         Arena(Arc::new(Shared {
             pieces: Mutex::new(pieces),

@@ -45,14 +45,51 @@ pub fn fail_after(n: Option<u64>) {
     );
 }
 
-/// Counts one block against [`fail_after`]: false when this block must fail.
+/// Counts one block against [`fail_after`] and [`fail_nth`]: false when this block must fail.
 pub(super) fn may_take_block() -> bool {
-    FAIL_AFTER
+    let blocks = FAIL_AFTER
         .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| match n {
             n if n > 0 => Some(n - 1),
             _ => None,
         })
-        .map_or_else(|n| n < 0, |_| true)
+        .map_or_else(|n| n < 0, |_| true);
+    blocks && may_allocate()
+}
+
+/// Test switch: allocations of any kind (blocks, and the plugin's own heap memory in builds
+/// with the `failpoints` feature, [`crate::alloc::failing`]) until the one that fails; 0 or
+/// negative: none fails.
+static FAIL_NTH: AtomicI64 = AtomicI64::new(-1);
+
+/// Makes the `n`th allocation from now fail, once (`None`: none): a block, or in builds with the
+/// `failpoints` feature any heap allocation of the plugin's.
+pub fn fail_nth(n: Option<u64>) {
+    FAIL_NTH.store(
+        n.map_or(-1, |n| n.min(i64::MAX as u64) as i64),
+        Ordering::Relaxed,
+    );
+}
+
+/// Whether the next allocation may be made, for an allocation that cannot fail cleanly
+/// itself ([`super::try_arc`]): when it is the one [`fail_nth`] names, that failure is taken
+/// here (false) and the allocation is not made.
+pub fn next_may_allocate() -> bool {
+    FAIL_NTH
+        .compare_exchange(1, 0, Ordering::Relaxed, Ordering::Relaxed)
+        .is_err()
+}
+
+/// Counts one allocation against [`fail_nth`]: false for the one that must fail.
+#[inline]
+pub fn may_allocate() -> bool {
+    // The common case (no failure armed) is one load.
+    if FAIL_NTH.load(Ordering::Relaxed) <= 0 {
+        return true;
+    }
+    // Counted down when armed; the allocation that takes it from 1 to 0 is the one to fail.
+    FAIL_NTH.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+        (n > 0).then(|| n - 1)
+    }) != Ok(1)
 }
 
 /// A block of system memory, aligned to [`ALIGN`], that must be given back with

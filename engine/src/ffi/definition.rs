@@ -2,37 +2,38 @@
 //! for how each column type of a key compares.
 
 use super::charset::ServerCollation;
+use crate::alloc::{try_arc, try_collect, try_collect_ok};
 use crate::error::{Error, Result};
 use crate::key::{Algorithm, KeyDef, KeySeg, SegKind};
 use crate::row::{Owner, RowFormat, VarField, VarKind};
 use crate::table::{AutoKey, TableDef};
 use rheap_sys::shim::{rheap_key_def, rheap_key_seg, rheap_table_def, rheap_var_field};
 use rheap_sys::*;
-use std::sync::Arc;
 
 /// How a segment compares, as HEAP decides it: HASH keys compare every non-string type as
 /// bytes; BTREE keys compare numbers by value.
-fn kind(seg: &rheap_key_seg, algorithm: Algorithm) -> SegKind {
-    let collation = || -> crate::collation::CollationRef {
+fn kind(seg: &rheap_key_seg, algorithm: Algorithm) -> Result<SegKind> {
+    let collation = || -> Result<crate::collation::CollationRef> {
         // SAFETY: the shim passes the column's CHARSET_INFO, which lives as long as the server.
-        Arc::new(unsafe {
+        let c = unsafe {
             ServerCollation::new(
                 seg.charset,
                 seg.mbmaxlen as usize,
                 seg.binary_charset != 0,
                 seg.length as usize,
             )
-        })
+        };
+        Ok(try_arc(c)?)
     };
     let t = u32::from(seg.key_type);
     #[allow(non_upper_case_globals)]
-    match t {
-        ha_base_keytype_HA_KEYTYPE_TEXT => SegKind::Text(collation()),
+    Ok(match t {
+        ha_base_keytype_HA_KEYTYPE_TEXT => SegKind::Text(collation()?),
         ha_base_keytype_HA_KEYTYPE_VARTEXT1
         | ha_base_keytype_HA_KEYTYPE_VARTEXT2
         | ha_base_keytype_HA_KEYTYPE_VARBINARY1
         | ha_base_keytype_HA_KEYTYPE_VARBINARY2 => SegKind::VarText {
-            collation: collation(),
+            collation: collation()?,
             len_bytes: usize::from(seg.length_bytes.clamp(1, 2)),
         },
         ha_base_keytype_HA_KEYTYPE_BIT => SegKind::Bit {
@@ -42,7 +43,7 @@ fn kind(seg: &rheap_key_seg, algorithm: Algorithm) -> SegKind {
         },
         _ if algorithm == Algorithm::Hash => SegKind::Binary,
         _ => numeric_kind(t).unwrap_or(SegKind::Binary),
-    }
+    })
 }
 
 /// The kind of a numeric key type, compared by value.
@@ -65,18 +66,19 @@ fn numeric_kind(t: ha_base_keytype) -> Option<SegKind> {
     }
 }
 
-fn seg(s: &rheap_key_seg, algorithm: Algorithm) -> KeySeg {
-    KeySeg {
-        kind: kind(s, algorithm),
+fn seg(s: &rheap_key_seg, algorithm: Algorithm) -> Result<KeySeg> {
+    Ok(KeySeg {
+        kind: kind(s, algorithm)?,
         start: s.start as usize,
         length: s.length as usize,
         null: (s.null_bit != 0).then_some((s.null_pos as usize, s.null_bit)),
-    }
+        reverse: s.reverse != 0 && algorithm == Algorithm::Btree,
+    })
 }
 
 /// # Safety
 /// `k.segs` must point to `k.nsegs` segments.
-unsafe fn key(k: &rheap_key_def) -> KeyDef {
+unsafe fn key(k: &rheap_key_def) -> Result<KeyDef> {
     let algorithm = if k.btree != 0 {
         Algorithm::Btree
     } else {
@@ -84,11 +86,11 @@ unsafe fn key(k: &rheap_key_def) -> KeyDef {
     };
     // SAFETY: by the contract, nsegs segments.
     let segs = unsafe { slice(k.segs, k.nsegs) };
-    KeyDef::new(
+    KeyDef::try_new(
         algorithm,
         k.unique != 0,
         k.null_are_equal != 0,
-        segs.iter().map(|s| seg(s, algorithm)).collect(),
+        try_collect_ok(segs.iter().map(|s| seg(s, algorithm)))?,
         k.key_length as usize,
     )
 }
@@ -101,7 +103,7 @@ pub unsafe fn table_def(def: &rheap_table_def) -> Result<TableDef> {
     // SAFETY: by the contract, nkeys keys.
     let raw = unsafe { slice(def.keys, def.nkeys) };
     // SAFETY: each key's segments are valid by the contract.
-    let keys: Vec<KeyDef> = raw.iter().map(|k| unsafe { key(k) }).collect();
+    let keys: Vec<KeyDef> = try_collect_ok(raw.iter().map(|k| unsafe { key(k) }))?;
     let auto_key = match usize::try_from(def.auto_key) {
         Err(_) => None,
         Ok(k) => {
@@ -120,22 +122,19 @@ pub unsafe fn table_def(def: &rheap_table_def) -> Result<TableDef> {
     };
     // SAFETY: by the contract, nvars fields (NULL when there are none).
     let vars = unsafe { slice(def.vars, def.nvars) };
-    let vars: Vec<VarField> = vars
-        .iter()
-        .map(|v| VarField {
-            offset: v.offset as usize,
-            kind: if v.blob != 0 {
-                VarKind::Blob {
-                    len_bytes: usize::from(v.len_bytes),
-                }
-            } else {
-                VarKind::Varchar {
-                    len_bytes: usize::from(v.len_bytes),
-                    max: v.max as usize,
-                }
-            },
-        })
-        .collect();
+    let vars: Vec<VarField> = try_collect(vars.iter().map(|v| VarField {
+        offset: v.offset as usize,
+        kind: if v.blob != 0 {
+            VarKind::Blob {
+                len_bytes: usize::from(v.len_bytes),
+            }
+        } else {
+            VarKind::Varchar {
+                len_bytes: usize::from(v.len_bytes),
+                max: v.max as usize,
+            }
+        },
+    }))?;
     let owner = if def.for_memory != 0 {
         Owner::Memory
     } else if def.internal != 0 {
@@ -264,13 +263,14 @@ impl DefKey {
                     bit_start,
                     bit_length,
                     binary_charset,
+                    reverse,
                 } = *seg;
                 k.push(&[
                     charset as usize as u64,
                     pair(start, length),
                     pair(null_pos, bit_pos),
                     pair(mbmaxlen, 0) | flags(&[key_type, null_bit, length_bytes, bit_start]) << 32,
-                    flags(&[bit_length, binary_charset]),
+                    flags(&[bit_length, binary_charset, reverse]),
                 ])?;
             }
         }

@@ -29,6 +29,12 @@ pub(super) enum Cursor {
     Btree { entry: Entry },
     /// Past the last (`after`) or before the first entry of a BTREE key.
     BtreeEdge { after: bool },
+    /// Where a read of a BTREE key that found nothing left it (HEAP's `HA_STATE_NO_KEY` with
+    /// no last position): the next row is the first at or after the key read (the handler's
+    /// `key`), the previous one the last before it. (HEAP searches again from the key read:
+    /// forwards as far as its parts go, backwards on the whole key's bytes and then the row's
+    /// address, which the key read has as zeroes, so rows equal to it come after it.)
+    BtreeMissed,
 }
 
 /// The Rust state of one `ha_rheap` object: the open table, and the rest ([`State`], which the
@@ -129,6 +135,14 @@ impl State {
         }
     }
 
+    /// At the end of a statement: the row buffers give back what a large row made them
+    /// take (see [`crate::alloc::trim`]), so that a handler the server keeps in its table
+    /// cache does not hold the memory of the largest BLOB it ever read.
+    fn trim_buffers(&mut self) {
+        crate::alloc::trim(&mut self.packed, self.rec_len);
+        crate::alloc::trim(&mut self.blobs, self.rec_len);
+    }
+
     fn current(&self) -> Result<Pos> {
         self.current.ok_or(Error::WrongCommand)
     }
@@ -197,7 +211,7 @@ unsafe fn new_table(def: &rheap_table_def) -> Result<Table> {
     let def_core = unsafe { super::definition::table_def(def) }?;
     // Nothing shows an internal table's creation time: no clock read for one per statement.
     let created = if def.internal != 0 { 0 } else { now() };
-    Ok(Table::new(def_core, created))
+    Table::try_new(def_core, created)
 }
 
 /// # Safety
@@ -217,7 +231,7 @@ unsafe fn new_share(def: &rheap_table_def) -> Result<Share> {
 #[inline(never)]
 unsafe fn new_internal(def: &rheap_table_def, key: Option<DefKey>) -> Result<Box<Internal>> {
     // SAFETY: passed on from the caller.
-    Ok(Box::new(Internal::new(unsafe { new_table(def) }?, key)))
+    crate::alloc::try_box(Internal::new(unsafe { new_table(def) }?, key))
 }
 
 /// Opens (creating it if need be) the named table `name`: out of line, as [`new_internal`].
@@ -230,7 +244,16 @@ unsafe fn open_shared(name: *const c_char, def: &rheap_table_def) -> Result<(Ope
     let name = unsafe { table_name(name) }?;
     // SAFETY: as above.
     let (share, created) = TABLES.open(name, || unsafe { new_share(def) })?;
-    Ok((Open::Shared(share), created))
+    let open = Open::Shared(share);
+    if !created {
+        // A table found under the name is used only if it is laid out as the server says.
+        // SAFETY: as above.
+        let server = unsafe { super::definition::table_def(def) }?;
+        if !open.read()?.def().same_layout(&server) {
+            return Err(Error::TableDefChanged);
+        }
+    }
+    Ok((open, created))
 }
 
 // The shim keeps a handler's state in its own object, in room the header sizes.
@@ -334,7 +357,7 @@ pub unsafe extern "C" fn rheap_open(
             h.internal = def.internal != 0;
             h.key_stat_version = t.key_stat_version().wrapping_sub(1);
             h.rec_per_key.clear();
-            h.rec_per_key.resize(t.def().keys.len(), None);
+            crate::alloc::resize_default(&mut h.rec_per_key, t.def().keys.len())?;
         }
         // SAFETY: out-pointers to the shim's locals.
         unsafe {
@@ -408,7 +431,7 @@ pub unsafe extern "C" fn rheap_write_row(h: *mut rheap_handler, buf: *const u8) 
         };
         if r == Err(Error::TableFull) && h.internal {
             // The server now moves this internal table to its on-disk engine.
-            status::add(Counter::TmpTablesConverted, 1);
+            status::add(Counter::InternalTablesConverted, 1);
         }
         h.note(r)?;
         // An internal table's rows are counted when it closes, with its other counters: one
@@ -513,7 +536,8 @@ pub unsafe extern "C" fn rheap_rnd_init(h: *mut rheap_handler, _scan: u8) -> c_i
     })
 }
 
-/// `handler::rnd_next`: the next row in slot order, or `HA_ERR_END_OF_FILE`.
+/// `handler::rnd_next`: the next slot's row, `HA_ERR_RECORD_DELETED` for a freed slot (the
+/// server reads on, counting it in `Handler_read_rnd_deleted`), or `HA_ERR_END_OF_FILE`.
 ///
 /// # Safety
 /// `h` as for [`state`]; `buf` writable for a record of the open table.
@@ -526,11 +550,15 @@ pub unsafe extern "C" fn rheap_rnd_next(h: *mut rheap_handler, buf: *mut u8) -> 
         // SAFETY: the server passes record[0] (or record[1]) of the open table, rec_len bytes.
         let out = unsafe { row_mut(buf, h.rec_len) }?;
         let (open, h) = h.parts()?;
-        let pos = open
-            .read()?
-            .read_next_into(h.scan_next, out, &mut h.blobs)?;
+        let pos = h.scan_next;
+        h.current = None;
+        let read = open.read()?.read_slot_into(pos, out, &mut h.blobs);
+        if !matches!(read, Err(Error::EndOfFile)) {
+            // A freed slot is reported (HA_ERR_RECORD_DELETED) and passed, as HEAP's scan does.
+            h.scan_next = pos + 1;
+        }
+        read?;
         h.current = Some(pos);
-        h.scan_next = pos + 1;
         Ok(())
     })
 }
@@ -557,12 +585,21 @@ pub unsafe extern "C" fn rheap_rnd_pos(
                 .try_into()
                 .expect("REF_LENGTH bytes"),
         );
+        h.current = None;
+        if pos == NO_ROW {
+            // What position() stored with no current row (HEAP's null row pointer).
+            return Err(Error::EndOfFile);
+        }
         let (open, h) = h.parts()?;
         open.read()?.read_into(pos, out, &mut h.blobs)?;
         h.current = Some(pos);
         Ok(())
     })
 }
+
+/// The position [`rheap_position`] stores when there is no current row, as HEAP stores a null
+/// row pointer; [`rheap_rnd_pos`] answers it with `HA_ERR_END_OF_FILE`.
+const NO_ROW: Pos = Pos::MAX;
 
 /// `handler::position`: the current row's position, into `ref`.
 ///
@@ -576,7 +613,7 @@ pub unsafe extern "C" fn rheap_position(h: *mut rheap_handler, r: *mut u8) {
         let h = unsafe { state(h) }?;
         // SAFETY: the shim passes handler::ref, ref_length (REF_LENGTH) bytes.
         let out = unsafe { row_mut(r, REF_LENGTH) }?;
-        out.copy_from_slice(&h.current()?.to_le_bytes());
+        out.copy_from_slice(&h.current.unwrap_or(NO_ROW).to_le_bytes());
         Ok(())
     })
 }
@@ -753,6 +790,7 @@ pub unsafe extern "C" fn rheap_reset(h: *mut rheap_handler) -> c_int {
         // SAFETY: the shim passes its own handler.
         let h = unsafe { state(h) }?;
         h.cursor = Cursor::None;
+        h.trim_buffers();
         Ok(())
     })
 }

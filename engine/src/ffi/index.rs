@@ -67,6 +67,8 @@ unsafe fn read_map(
     // SAFETY: the server passes a record buffer of the open table, rec_len bytes.
     let out = unsafe { row_mut(buf, h.rec_len) }?;
     let (open, h) = h.parts()?;
+    // Until a row is found there is none (HEAP's position() then gives no row).
+    h.current = None;
     let table = open.read()?;
     let k = index as usize;
     let (def, idx) = table.index(k)?;
@@ -85,28 +87,34 @@ unsafe fn read_map(
             pos
         }
         Index::Hash(_) => None,
-        Index::Btree(tree) => find_of(find_flag)
-            .and_then(|how| tree.find(&h.key.bytes, how))
-            .map(|e| {
-                move_btree_cursor(&mut h.cursor, e);
-                e.1
-            }),
+        Index::Btree(tree) => match find_of(find_flag).and_then(|how| tree.find(&h.key.bytes, how))
+        {
+            Some(e) => {
+                move_btree_cursor(&mut h.cursor, e)?;
+                Some(e.1)
+            }
+            None => None,
+        },
     };
     let Some(pos) = found else {
-        h.cursor = Cursor::None;
+        h.cursor = match idx {
+            Index::Btree(_) => Cursor::BtreeMissed,
+            Index::Hash(_) => Cursor::None,
+        };
         return Err(Error::KeyNotFound);
     };
     land(h, &table, out, pos)
 }
 
 /// Puts the cursor on `e`, reusing its image buffer when it already is on a BTREE entry.
-fn move_btree_cursor(cursor: &mut Cursor, e: EntryRef<'_>) {
+fn move_btree_cursor(cursor: &mut Cursor, e: EntryRef<'_>) -> Result<()> {
     match cursor {
         Cursor::Btree { entry } => entry.set(e),
         _ => {
             *cursor = Cursor::Btree {
-                entry: Entry::new(e),
-            }
+                entry: Entry::new(e)?,
+            };
+            Ok(())
         }
     }
 }
@@ -160,6 +168,8 @@ unsafe fn step(h: *mut rheap_handler, buf: *mut u8, forward: bool) -> Result<()>
     // SAFETY: the server passes a record buffer of the open table, rec_len bytes.
     let out = unsafe { row_mut(buf, h.rec_len) }?;
     let (open, h) = h.parts()?;
+    // Until a row is found there is none (HEAP's position() then gives no row).
+    h.current = None;
     let table = open.read()?;
     let (_, idx) = table.index(h.cursor_key)?;
     // The cursor moves in place; `replace` is a cursor of another kind to take its place.
@@ -179,7 +189,26 @@ unsafe fn step(h: *mut rheap_handler, buf: *mut u8, forward: bool) -> Result<()>
             };
             match e {
                 Some(e) => {
-                    entry.set(e);
+                    entry.set(e)?;
+                    Some(e.1)
+                }
+                None => {
+                    replace = Some(Cursor::BtreeEdge { after: forward });
+                    None
+                }
+            }
+        }
+        (Cursor::BtreeMissed, Index::Btree(tree)) => {
+            let how = if forward {
+                Find::KeyOrNext
+            } else {
+                Find::BeforeKey
+            };
+            match tree.find(&h.key.bytes, how) {
+                Some(e) => {
+                    replace = Some(Cursor::Btree {
+                        entry: Entry::new(e)?,
+                    });
                     Some(e.1)
                 }
                 None => {
@@ -189,13 +218,15 @@ unsafe fn step(h: *mut rheap_handler, buf: *mut u8, forward: bool) -> Result<()>
             }
         }
         (Cursor::BtreeEdge { after }, Index::Btree(tree)) if *after != forward => {
-            let e = if forward { tree.first() } else { tree.last() };
-            e.map(|e| {
-                replace = Some(Cursor::Btree {
-                    entry: Entry::new(e),
-                });
-                e.1
-            })
+            match if forward { tree.first() } else { tree.last() } {
+                Some(e) => {
+                    replace = Some(Cursor::Btree {
+                        entry: Entry::new(e)?,
+                    });
+                    Some(e.1)
+                }
+                None => None,
+            }
         }
         _ => None,
     };
@@ -237,6 +268,8 @@ unsafe fn edge(h: *mut rheap_handler, buf: *mut u8, index: u32, first: bool) -> 
     // SAFETY: the server passes a record buffer of the open table, rec_len bytes.
     let out = unsafe { row_mut(buf, h.rec_len) }?;
     let (open, h) = h.parts()?;
+    // Until a row is found there is none (HEAP's position() then gives no row).
+    h.current = None;
     let table = open.read()?;
     let k = index as usize;
     let Index::Btree(tree) = table.index(k)?.1 else {
@@ -249,7 +282,7 @@ unsafe fn edge(h: *mut rheap_handler, buf: *mut u8, index: u32, first: bool) -> 
         h.cursor = Cursor::BtreeEdge { after: first };
         return Err(Error::EndOfFile);
     };
-    move_btree_cursor(&mut h.cursor, e);
+    move_btree_cursor(&mut h.cursor, e)?;
     land(h, &table, out, e.1)
 }
 

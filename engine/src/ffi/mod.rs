@@ -14,7 +14,7 @@ mod share;
 mod takeover;
 
 use crate::error::{Error, Result};
-use std::ffi::{c_int, CStr, CString};
+use std::ffi::{c_int, CStr};
 
 /// Runs `f` for the entry point `name`; 0 on success, else the error's code.
 fn guard(name: &str, f: impl FnOnce() -> Result<()>) -> c_int {
@@ -28,16 +28,15 @@ const INTERNAL_ERROR: c_int = crate::error::code::HA_ERR_INTERNAL_ERROR;
 
 /// Runs `f` for the entry point `name`; `on_failure` (logged) if it fails or panics.
 fn guard_value<T>(name: &str, on_failure: T, f: impl FnOnce() -> Result<T>) -> T {
-    let (v, msg) = crate::boundary::catch(name, on_failure, f);
-    if let Some(msg) = msg {
-        log(0, &msg);
+    let (v, failure) = crate::boundary::catch(on_failure, f);
+    if let Some(failure) = failure {
+        log(0, failure.message(name).as_c_str());
     }
     v
 }
 
 /// A line in the server's error log (0 error, 1 warning, 2 note).
-fn log(level: c_int, msg: &str) {
-    let msg = CString::new(msg.replace('\0', " ")).unwrap_or_default();
+fn log(level: c_int, msg: &CStr) {
     // SAFETY: `msg` is a valid NUL-terminated string that outlives the call; rheap_log only
     // formats it into the error log.
     unsafe { rheap_sys::shim::rheap_log(level, msg.as_ptr()) }

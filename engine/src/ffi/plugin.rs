@@ -50,6 +50,17 @@ pub extern "C" fn rheap_debug_fail_alloc_after(n: i64) {
     })
 }
 
+/// `rheap_debug_fail_nth_alloc` was set (test builds only, feature `failpoints`): the `n`th
+/// allocation of any kind from now fails, once; 0 or negative: none.
+#[cfg(feature = "failpoints")]
+#[no_mangle]
+pub extern "C" fn rheap_debug_fail_nth_alloc(n: i64) {
+    guard_value("rheap_debug_fail_nth_alloc", (), || {
+        system::fail_nth(u64::try_from(n).ok());
+        Ok(())
+    })
+}
+
 /// Plugin deinit: the server unloads the plugin only when no handler of ours is left, so
 /// every table still here is one nobody has open. MEMORY tables do not survive their engine.
 #[no_mangle]
@@ -90,7 +101,6 @@ pub unsafe extern "C" fn rheap_rename_table(from: *const c_char, to: *const c_ch
     guard("rheap_rename_table", || {
         // SAFETY: the server passes NUL-terminated paths that live for the call.
         let (from, to) = unsafe { (table_name(from)?, table_name(to)?) };
-        TABLES.rename(from, to);
-        Ok(())
+        TABLES.rename(from, to)
     })
 }

@@ -111,9 +111,12 @@ pub struct Internal {
 
 impl Internal {
     /// A new internal temporary table: one more built (served, see
-    /// [`Counter::TmpTablesCreated`]), and live.
+    /// [`Counter::InternalTablesCreated`]), and live.
     pub fn new(table: Table, key: Option<DefKey>) -> Internal {
-        status::change(&[(Counter::TablesLive, 1), (Counter::TmpTablesCreated, 1)]);
+        status::change(&[
+            (Counter::TablesLive, 1),
+            (Counter::InternalTablesCreated, 1),
+        ]);
         Internal {
             table,
             accounted: 0,
@@ -166,11 +169,11 @@ impl Internal {
     }
 
     /// Open again, as a new table. The blocks it kept stay counted as cached.
-    /// It serves one more internal temporary table, built earlier (`Rheap_tmp_tables_reused`),
+    /// It serves one more internal temporary table, built earlier (`Rheap_internal_tables_reused`),
     /// and its last use's rows are counted. `Rheap_tables_live` does not change: the table left
     /// it when retired and comes back now, two changes that cancel out, so neither is made.
     pub fn revive(&mut self) {
-        status::change(&[(Counter::TmpTablesReused, 1), self.count_rows()]);
+        status::change(&[(Counter::InternalTablesReused, 1), self.count_rows()]);
     }
 
     /// The change that counts its rows not yet counted in `Rheap_rows_written` (and forgets

@@ -2,11 +2,42 @@
 //! hands to rheap (`rheap_takeover` = OFF | INTERNAL | ALL).
 //!
 //! A table rheap already holds stays rheap's whatever the mode is now, so changing the mode only
-//! affects tables created afterwards; a MEMORY table rheap does not hold stays HEAP's.
+//! affects tables created afterwards; a MEMORY table rheap does not hold stays HEAP's. That
+//! includes a table HEAP holds that the server creates again by its name (TRUNCATE re-creates
+//! a MEMORY table): HEAP's create then frees the old rows, as it does without rheap, and the
+//! table stays HEAP's. So rheap remembers the names of the MEMORY tables it has seen handed to
+//! HEAP ([`HEAP_NAMES`]), and forgets a name when HEAP drops or renames its table.
 
-use super::guard_value;
 use super::share::TABLES;
-use std::ffi::{c_char, CStr};
+use super::{guard, guard_value};
+use std::ffi::{c_char, c_int, CStr};
+use std::sync::Mutex;
+
+/// The named MEMORY tables handed to HEAP while rheap is loaded (opened, or created in a mode
+/// that left them to HEAP), until HEAP drops or renames them. A few names at most (MEMORY
+/// tables of users, not internal ones), so a list.
+static HEAP_NAMES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn heap_names() -> std::sync::MutexGuard<'static, Vec<String>> {
+    HEAP_NAMES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Whether HEAP holds the table `name`, as far as rheap has seen.
+fn heap_has(name: &str) -> bool {
+    heap_names().iter().any(|n| n == name)
+}
+
+/// Remembers `name` as HEAP's; fails only when out of memory.
+fn remember(names: &mut Vec<String>, name: &str) -> crate::error::Result<()> {
+    if !names.iter().any(|n| n == name) {
+        let mut owned = String::new();
+        owned.try_reserve_exact(name.len())?;
+        owned.push_str(name);
+        names.try_reserve(1)?;
+        names.push(owned);
+    }
+    Ok(())
+}
 
 /// `rheap_takeover`'s values, in the order of the shim's TYPELIB (OFF 0, INTERNAL 1, ALL 2).
 const OFF: u32 = 0;
@@ -46,7 +77,39 @@ pub unsafe extern "C" fn rheap_serves(
         let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
         // A partitioned table's partitions are tables of their own (`<table>#P#<part>`).
         let ours = TABLES.contains_or_parts(&name, "#P#");
-        Ok(u8::from(ours || (creating != 0 && mode == ALL)))
+        if ours || (creating != 0 && mode == ALL && !heap_has(&name)) {
+            return Ok(1);
+        }
+        remember(&mut heap_names(), &name)?;
+        Ok(0)
+    })
+}
+
+/// HEAP's table `from` was dropped (`to` NULL) or renamed to `to`: rheap forgets (or moves)
+/// the name it remembered for it.
+///
+/// # Safety
+/// `from` must be a NUL-terminated string; `to` NULL or one.
+#[no_mangle]
+pub unsafe extern "C" fn rheap_heap_table_moved(from: *const c_char, to: *const c_char) -> c_int {
+    guard("rheap_heap_table_moved", || {
+        // SAFETY: NUL-terminated by the contract.
+        let from = unsafe { super::table_name(from) }?;
+        let to = if to.is_null() {
+            None
+        } else {
+            // SAFETY: non-null, so NUL-terminated by the contract.
+            Some(unsafe { super::table_name(to) }?)
+        };
+        let mut names = heap_names();
+        let Some(at) = names.iter().position(|n| n == from) else {
+            return Ok(());
+        };
+        names.swap_remove(at);
+        match to {
+            Some(to) => remember(&mut names, to),
+            None => Ok(()),
+        }
     })
 }
 

@@ -23,18 +23,20 @@ pub struct Entry {
 }
 
 impl Entry {
-    pub fn new(e: EntryRef<'_>) -> Entry {
-        Entry {
-            image: e.0.to_vec(),
-            pos: e.1,
-        }
+    pub fn new(e: EntryRef<'_>) -> Result<Entry> {
+        let mut image = Vec::new();
+        image.try_reserve_exact(e.0.len())?;
+        image.extend_from_slice(e.0);
+        Ok(Entry { image, pos: e.1 })
     }
 
     /// Moves to `e`, reusing the image's buffer.
-    pub fn set(&mut self, e: EntryRef<'_>) {
+    pub fn set(&mut self, e: EntryRef<'_>) -> Result<()> {
         self.image.clear();
+        self.image.try_reserve(e.0.len())?;
         self.image.extend_from_slice(e.0);
         self.pos = e.1;
+        Ok(())
     }
 
     pub fn as_ref(&self) -> EntryRef<'_> {
@@ -69,7 +71,7 @@ pub enum Find {
     Exact,
     /// First row at or after the key.
     KeyOrNext,
-    /// Last row at or before the key.
+    /// The first row with the key, else the last row before it.
     KeyOrPrev,
     /// First row after the key.
     AfterKey,
@@ -154,7 +156,14 @@ impl BtreeIndex {
             Find::Exact => self.first_from(prefix, true).filter(starts),
             Find::KeyOrNext => self.first_from(prefix, true),
             Find::AfterKey => self.first_from(prefix, false),
-            Find::KeyOrPrev | Find::PrefixLastOrPrev => self.last_to(prefix, true),
+            // HEAP's tree search moves left on an equal key for this flag as for Exact, so it
+            // lands on the first entry equal to the key, and only without one on the last
+            // before it.
+            Find::KeyOrPrev => self
+                .first_from(prefix, true)
+                .filter(starts)
+                .or_else(|| self.last_to(prefix, false)),
+            Find::PrefixLastOrPrev => self.last_to(prefix, true),
             Find::BeforeKey => self.last_to(prefix, false),
             Find::PrefixLast => self.last_to(prefix, true).filter(starts),
         }
@@ -248,6 +257,9 @@ mod tests {
         assert_eq!(pos(b"b", Find::PrefixLast), Some(3));
         assert_eq!(pos(b"a9", Find::PrefixLastOrPrev), Some(1));
         assert_eq!(pos(b"a0", Find::KeyOrPrev), None);
+        assert_eq!(pos(b"b1", Find::KeyOrPrev), Some(2));
+        assert_eq!(pos(b"b2", Find::KeyOrPrev), Some(3));
+        assert_eq!(pos(b"b1", Find::PrefixLastOrPrev), Some(3));
         use RangeEnd::*;
         assert_eq!(t.records_in_range(None, None), 6);
         assert!(t.records_in_range(Some(Including(b"c")), Some(Excluding(b"a"))) <= 1);

@@ -250,6 +250,29 @@ impl HashIndex {
         true
     }
 
+    /// Makes `pos` the newest row of key `image`, as taking it out and adding it again would,
+    /// without allocating; false if it is not there.
+    pub fn make_newest(&mut self, image: &[u8], pos: Pos) -> bool {
+        let Some(g) = self.groups.find_mut(hash_image(image), keyed(image)) else {
+            return false;
+        };
+        let Some(i) = (0..g.len()).find(|&i| g.row(i) == Some(pos)) else {
+            return false;
+        };
+        let first = g.first;
+        if let Some(more) = g.more.as_mut().filter(|m| !m.is_empty()) {
+            if i == 0 {
+                // [first, m0 .. mk] becomes [m0 .. mk, first].
+                g.first = more[0];
+                more.rotate_left(1);
+                *more.last_mut().expect("not empty") = first;
+            } else {
+                more[i - 1..].rotate_left(1);
+            }
+        }
+        true
+    }
+
     /// The rows with key `image`, newest first.
     pub fn lookup(&self, image: &[u8]) -> impl Iterator<Item = Pos> + '_ {
         self.group(image).into_iter().flat_map(Group::newest_first)
@@ -295,10 +318,15 @@ impl HashIndex {
         mut heap_hash: impl FnMut(Pos) -> Result<u64>,
     ) -> Result<u64> {
         let blength = hp_blength(records);
-        let mut chains = HashSet::new();
+        // Every chain's number, sorted: the distinct ones are the chains (memory for them is
+        // asked for, and may be refused, before any is taken).
+        let mut chains = Vec::new();
+        chains.try_reserve_exact(self.groups.len())?;
         for g in self.groups.iter() {
-            chains.insert(hp_mask(heap_hash(g.first)?, blength, records));
+            chains.push(hp_mask(heap_hash(g.first)?, blength, records));
         }
+        chains.sort_unstable();
+        chains.dedup();
         Ok(chains.len() as u64)
     }
 
@@ -323,6 +351,24 @@ impl HashIndex {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_row_made_newest_comes_first() {
+        let mut h = HashIndex::new(&Arena::new(16, 0, u64::MAX));
+        for p in [4, 7, 9] {
+            h.insert(b"k", p, false).unwrap();
+        }
+        assert_eq!(h.lookup(b"k").collect::<Vec<_>>(), [9, 7, 4]);
+        assert!(h.make_newest(b"k", 4));
+        assert_eq!(h.lookup(b"k").collect::<Vec<_>>(), [4, 9, 7]);
+        assert!(h.make_newest(b"k", 9));
+        assert_eq!(h.lookup(b"k").collect::<Vec<_>>(), [9, 4, 7]);
+        assert!(h.make_newest(b"k", 9));
+        assert_eq!(h.lookup(b"k").collect::<Vec<_>>(), [9, 4, 7]);
+        assert!(!h.make_newest(b"k", 5));
+        assert!(!h.make_newest(b"x", 9));
+        h.debug_check_consistency();
+    }
     use super::*;
 
     #[test]

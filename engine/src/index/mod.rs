@@ -42,6 +42,14 @@ impl Index {
         }
     }
 
+    /// Makes row `pos` the newest of its key `image` (HASH keys keep rows with equal keys
+    /// newest first; a BTREE key orders them by position, so it has nothing to do).
+    pub fn make_newest(&mut self, image: &[u8], pos: Pos) {
+        if let Index::Hash(h) = self {
+            h.make_newest(image, pos);
+        }
+    }
+
     pub fn remove(&mut self, image: &[u8], pos: Pos) -> bool {
         match self {
             Index::Hash(h) => h.remove(image, pos),

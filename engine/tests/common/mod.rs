@@ -19,12 +19,14 @@ pub fn table_with_max_rows(max_rows: u64) -> Table {
         start: 1,
         length: 4,
         null: Some((0, 1)),
+        reverse: false,
     };
     let b = KeySeg {
         kind: SegKind::Binary,
         start: 5,
         length: 1,
         null: None,
+        reverse: false,
     };
     let key = |algorithm, unique, segs: Vec<KeySeg>| {
         let key_length = segs

@@ -7,6 +7,7 @@
 //!   engine `$RHEAP_ENGINE` names (RHEAP by default; MEMORY must give the same results).
 //! - `rheap-dev upstream`: the upstream `heap` suite and temp-table-heavy `main` tests, which
 //!   must pass unchanged with the plugin loaded and `--rheap-takeover=ALL`.
+//! - `rheap-dev conformance [ARGS]`: whole main and heap suites, stock vs plugin (conformance.rs).
 //! - `rheap-dev takeover [ARGS]`: our rheap_takeover suite (routing, conversion to disk).
 //! - `rheap-dev storage-engine [ARGS]`: the server's generic engine suite against
 //!   ENGINE=RHEAP and, side by side, ENGINE=MEMORY; RHEAP's failures are judged by
@@ -19,6 +20,10 @@
 //!   (memcheck on mariadbd); fails on any valgrind error whose stack passes through rheap.
 //!   Slow (several minutes); not part of `test`.
 //! - `rheap-dev docker-check`: the checks of docker/ that need no Docker engine.
+//! - `rheap-dev fuzz [--minutes N] [--seed S] [--mode twin|servers|both]`: the differential
+//!   fuzzer (src/fuzz): MEMORY against RHEAP twin tables, and a stock server against one
+//!   with rheap; prints statements run, statements per second and mismatches, and writes
+//!   each mismatch, shrunk, as an mtr test case under target/fuzz/.
 //! - `rheap-dev test`: every check, in order (the short stress run among them), with progress;
 //!   the last line is
 //!   `N passed, N failed` over everything that ran.
@@ -26,8 +31,10 @@
 use anyhow::{bail, Result};
 use mysql::prelude::Queryable;
 use rheap_mtr_tests::server::{Options, Server};
-use rheap_mtr_tests::{docker_check, mtr, paths, plugin, process, sql, storage_engine, stress};
-use std::time::Instant;
+use rheap_mtr_tests::{
+    conformance, docker_check, fuzz, mtr, paths, plugin, process, sql, storage_engine, stress,
+};
+use std::time::{Duration, Instant};
 
 /// The upstream `main` tests heavy in temporary tables that must pass unchanged with every
 /// MEMORY table served by rheap (`--rheap-takeover=ALL`), beside the whole `heap` suite.
@@ -60,6 +67,11 @@ const UPSTREAM_CONFORMANCE: &[&str] = &[
     "main.except",
 ];
 
+/// The seed and the time per mode of the fuzzer's run in `test` (`rheap-dev fuzz` runs longer,
+/// from any seed).
+const CI_FUZZ_SEED: u64 = 20261202;
+const CI_FUZZ_BUDGET: Duration = Duration::from_secs(45);
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
@@ -80,6 +92,11 @@ fn main() {
             )]);
             Ok(())
         }
+        Some("conformance") => conformance::run(&args[1..]).map(|r| {
+            if !r.ok() {
+                std::process::exit(1);
+            }
+        }),
         Some("takeover") => {
             report(&[Tally::mtr_result(
                 "rheap_takeover suite",
@@ -100,12 +117,18 @@ fn main() {
             Ok(())
         }
         Some("stress") => stress_args(&args[1..]).map(|cfg| report(&[stress_tally(cfg)])),
+        Some("fuzz") => fuzz_args(&args[1..]).map(|(modes, seed, budget)| {
+            let tallies: Vec<Tally> = modes.iter().map(|&m| fuzz_tally(m, seed, budget)).collect();
+            report(&tallies)
+        }),
         Some("test") => test(),
         _ => {
             eprintln!(
                 "usage: rheap-dev plugin | serve [--smoke] | mtr [MTR ARGS] | upstream \
+                 | conformance [MTR ARGS] \
                  | takeover [MTR ARGS] | storage-engine [MTR ARGS] | docker-check \
-                 | stress [--threads N] [--secs S] | valgrind [MTR ARGS] | test"
+                 | stress [--threads N] [--secs S] | valgrind [MTR ARGS] \
+                 | fuzz [--minutes N] [--seed S] [--mode twin|servers|both] | test"
             );
             std::process::exit(2);
         }
@@ -310,6 +333,73 @@ fn stress_args(args: &[String]) -> Result<stress::Config> {
     Ok(cfg)
 }
 
+/// `fuzz`'s arguments: the modes (both by default), the seed (the clock's by default, printed
+/// so that a run can be repeated) and the time per mode (`--minutes`, 1 by default).
+fn fuzz_args(args: &[String]) -> Result<(Vec<fuzz::Mode>, u64, Duration)> {
+    let mut modes = vec![fuzz::Mode::Twin, fuzz::Mode::Servers];
+    let mut seed = None;
+    let mut minutes = 1.0f64;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = || {
+            it.next()
+                .ok_or_else(|| anyhow::anyhow!("{a} needs a value"))
+        };
+        match a.as_str() {
+            "--minutes" => minutes = value()?.parse()?,
+            "--seed" => seed = Some(value()?.parse()?),
+            "--mode" => {
+                modes = match value()?.as_str() {
+                    "twin" => vec![fuzz::Mode::Twin],
+                    "servers" => vec![fuzz::Mode::Servers],
+                    "both" => vec![fuzz::Mode::Twin, fuzz::Mode::Servers],
+                    other => bail!("--mode twin|servers|both, not {other}"),
+                }
+            }
+            other => bail!("unknown fuzz argument {other} (see rheap-dev's usage)"),
+        }
+    }
+    let seed = seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_secs())
+    });
+    println!("fuzz: seed {seed}, {minutes} minute(s) per mode");
+    Ok((modes, seed, Duration::from_secs_f64(minutes * 60.0)))
+}
+
+/// One fuzz mode as a step: its clean cases pass, each mismatch fails (with its mtr case).
+fn fuzz_tally(mode: fuzz::Mode, seed: u64, budget: Duration) -> Tally {
+    let name = format!("fuzz {} (seed {seed})", mode.name());
+    match fuzz::run(mode, seed, budget, 3) {
+        Ok(r) => {
+            println!("{}", r.summary());
+            Tally {
+                name,
+                passed: (r.cases as usize).saturating_sub(r.mismatches.len()),
+                failed: r.mismatches.len(),
+                skipped: 0,
+                notes: r
+                    .mismatches
+                    .iter()
+                    .map(|m| {
+                        format!(
+                            "case {}: {} (mtr case {})",
+                            m.case,
+                            m.statement,
+                            m.script.display()
+                        )
+                    })
+                    .collect(),
+            }
+        }
+        Err(e) => Tally {
+            notes: vec![format!("{e:#}")],
+            ..Tally::check(&name, false)
+        },
+    }
+}
+
 /// The stress run as a step: one pass or failure per final check.
 fn stress_tally(cfg: stress::Config) -> Tally {
     let name = format!("stress ({} clients, {} s)", cfg.threads, cfg.secs);
@@ -427,7 +517,7 @@ fn test() -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let started = Instant::now();
     let mut tallies = Vec::new();
-    let steps = 12;
+    let steps = 13;
     let mut step = 0;
     let mut header = |what: &str| {
         step += 1;
@@ -506,6 +596,11 @@ fn test() -> Result<()> {
 
     header("stress, short: 8 clients for 8 s (the full run: rheap-dev stress)");
     tallies.push(stress_tally(stress::Config::SHORT));
+
+    header("differential fuzzer, fixed seed: twin tables and two servers, 45 s each");
+    for mode in [fuzz::Mode::Twin, fuzz::Mode::Servers] {
+        tallies.push(fuzz_tally(mode, CI_FUZZ_SEED, CI_FUZZ_BUDGET));
+    }
 
     header("mtr: our rheap_takeover suite (routing, conversion to disk)");
     tallies.push(Tally::mtr_result(

@@ -4,14 +4,16 @@
 //! Format: one test a line, `<test> <reason>`; the test is named as in the suite
 //! (`alter_table`, or `parts/alter_table` and `trx/xa` for the two sub-suites). Blank lines
 //! and lines starting with `#` are ignored. A line without a reason, a malformed name or a
-//! test listed twice is an error (all of them are reported at once, with line numbers).
+//! test listed twice is an error (all of them are reported at once, with line numbers): the
+//! format of [`crate::list_file`].
 //!
 //! A reason starting with [`MEMORY_TOO`] claims that the test fails exactly as it does with
 //! ENGINE=MEMORY (the run checks the claim, see [`super::compare`]); any other reason names
 //! a difference of RHEAP's own. A reason that starts like the marker but is not exactly it
 //! (`MEMORY too` without the colon, another case), or has nothing after it, is an error too.
 
-use anyhow::{bail, Context, Result};
+use crate::list_file;
+use anyhow::Result;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -27,41 +29,13 @@ pub struct Exceptions {
 impl Exceptions {
     /// Reads and parses the file at `path`.
     pub fn load(path: &Path) -> Result<Exceptions> {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        Exceptions::parse(&text).with_context(|| format!("in {}", path.display()))
+        let reasons = list_file::load(path, valid_name, marker_error)?;
+        Ok(Exceptions { reasons })
     }
 
     /// Parses the file's text.
     pub fn parse(text: &str) -> Result<Exceptions> {
-        let mut reasons = BTreeMap::new();
-        let mut errors = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let n = i + 1;
-            let (test, reason) = match line.split_once(char::is_whitespace) {
-                Some((t, r)) => (t, r.trim()),
-                None => (line, ""),
-            };
-            if !valid_name(test) {
-                errors.push(format!("line {n}: `{test}` is not a test name"));
-            } else if reason.is_empty() {
-                errors.push(format!("line {n}: `{test}` has no reason"));
-            } else if let Some(e) = marker_error(reason) {
-                errors.push(format!("line {n}: `{test}`: {e}"));
-            } else if reasons
-                .insert(test.to_string(), reason.to_string())
-                .is_some()
-            {
-                errors.push(format!("line {n}: `{test}` is listed twice"));
-            }
-        }
-        if !errors.is_empty() {
-            bail!("{}", errors.join("; "));
-        }
+        let reasons = list_file::parse(text, valid_name, marker_error)?;
         Ok(Exceptions { reasons })
     }
 

@@ -1,0 +1,301 @@
+//! The differential fuzzer: the same seeded random work on MEMORY and on rheap, every answer
+//! compared.
+//!
+//! - [`twin`]: twin tables in one server, one ENGINE=MEMORY and one ENGINE=RHEAP of each
+//!   random definition, the same random writes, reads and HANDLER sessions on both.
+//! - [`servers`]: a stock server and one with rheap (`rheap_takeover=INTERNAL`) given the same
+//!   data and the same random queries that build internal temporary tables, at a small and a
+//!   large `tmp_memory_table_size`.
+//!
+//! Everything is drawn from a seed: case `i` of seed `s` is the same on every run, so a
+//! mismatch is named by both. On a mismatch the fuzzer shrinks the case (delta debugging over
+//! its steps) and writes it out as an mtr test case under `target/fuzz/`.
+//!
+//! `rheap-dev fuzz --minutes N --seed S [--mode twin|servers|both]` runs it; `rheap-dev test`
+//! runs a fixed seed for a short budget.
+
+pub mod outcome;
+pub mod rng;
+pub mod schema;
+pub mod servers;
+pub mod shrink;
+pub mod twin;
+
+use crate::paths;
+use crate::server::{Options, Server};
+use anyhow::{Context, Result};
+use mysql::prelude::Queryable;
+use rng::Rng;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Which fuzzer runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Twin,
+    Servers,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Twin => "twin",
+            Mode::Servers => "servers",
+        }
+    }
+}
+
+/// One mismatch, shrunk.
+#[derive(Debug, Clone)]
+pub struct Mismatch {
+    pub mode: Mode,
+    pub seed: u64,
+    pub case: u64,
+    /// The statement whose answers differed.
+    pub statement: String,
+    /// What each side answered (stock or MEMORY first).
+    pub want: String,
+    pub got: String,
+    /// The mtr test case written for it.
+    pub script: PathBuf,
+}
+
+/// What a run did.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub mode: Mode,
+    pub seed: u64,
+    pub cases: u64,
+    /// Statements sent, both sides counted.
+    pub statements: u64,
+    pub elapsed: Duration,
+    pub mismatches: Vec<Mismatch>,
+}
+
+impl Report {
+    /// A run of `mode` from `seed` that has done nothing yet.
+    pub fn new(mode: Mode, seed: u64) -> Report {
+        Report {
+            mode,
+            seed,
+            cases: 0,
+            statements: 0,
+            elapsed: Duration::ZERO,
+            mismatches: Vec::new(),
+        }
+    }
+
+    /// One line: statements run, statements per second, mismatches.
+    pub fn summary(&self) -> String {
+        format!(
+            "fuzz {} seed {}: {} cases, {} statements in {:.0?} ({:.0}/s), {} mismatches",
+            self.mode.name(),
+            self.seed,
+            self.cases,
+            self.statements,
+            self.elapsed,
+            self.statements as f64 / self.elapsed.as_secs_f64().max(1e-9),
+            self.mismatches.len()
+        )
+    }
+}
+
+/// Where mismatches' mtr cases are written.
+fn out_dir() -> PathBuf {
+    paths::target().join("fuzz")
+}
+
+/// The generator of case `case` of `seed`.
+fn case_rng(seed: u64, case: u64) -> Rng {
+    Rng::new(seed ^ case.wrapping_mul(0xA24B_AED4_963E_E407))
+}
+
+/// How long a mismatch may be shrunk.
+const SHRINK_BUDGET: Duration = Duration::from_secs(60);
+
+/// Runs `mode` for `budget` from `seed`, stopping at the first `max_mismatches` mismatches;
+/// prints progress every few seconds.
+pub fn run(mode: Mode, seed: u64, budget: Duration, max_mismatches: usize) -> Result<Report> {
+    match mode {
+        Mode::Twin => run_twin(seed, budget, max_mismatches),
+        Mode::Servers => servers::run(seed, budget, max_mismatches),
+    }
+}
+
+/// Prints a progress line at most every ten seconds.
+pub(crate) struct Progress {
+    started: Instant,
+    last: Instant,
+}
+
+impl Progress {
+    pub(crate) fn new() -> Progress {
+        let now = Instant::now();
+        Progress {
+            started: now,
+            last: now,
+        }
+    }
+
+    pub(crate) fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    pub(crate) fn tick(&mut self, r: &Report) {
+        if self.last.elapsed() >= Duration::from_secs(10) {
+            self.last = Instant::now();
+            let secs = self.started.elapsed().as_secs_f64();
+            println!(
+                "[fuzz {}] {secs:.0} s: {} cases, {} statements ({:.0}/s), {} mismatches",
+                r.mode.name(),
+                r.cases,
+                r.statements,
+                r.statements as f64 / secs.max(1e-9),
+                r.mismatches.len()
+            );
+        }
+    }
+}
+
+fn run_twin(seed: u64, budget: Duration, max_mismatches: usize) -> Result<Report> {
+    let server = Server::start(Options::with_plugin_loaded()?)?;
+    let (mut memory, mut rheap) = (server.conn()?, server.conn()?);
+    for c in [&mut memory, &mut rheap] {
+        c.query_drop("CREATE DATABASE IF NOT EXISTS fuzz")?;
+        c.query_drop("USE fuzz")?;
+    }
+    let mut sides = twin::Sides {
+        memory: &mut memory,
+        rheap: &mut rheap,
+    };
+    let mut progress = Progress::new();
+    let mut report = Report::new(Mode::Twin, seed);
+    while progress.elapsed() < budget && report.mismatches.len() < max_mismatches {
+        let case = report.cases;
+        let (def, steps) = twin::draw_case(&mut case_rng(seed, case), 60);
+        report.cases += 1;
+        let diff = twin::run_case(&mut sides, &def, &steps, &mut report.statements)
+            .with_context(|| format!("twin case {case} of seed {seed}"))?;
+        if let Some(diff) = diff {
+            println!(
+                "[fuzz twin] seed {seed} case {case}: MEMORY and RHEAP differ at: {}",
+                diff.sql
+            );
+            report
+                .mismatches
+                .push(shrink_twin(&mut sides, seed, case, &def, &steps, diff)?);
+        }
+        progress.tick(&report);
+    }
+    report.elapsed = progress.elapsed();
+    Ok(report)
+}
+
+/// Shrinks a twin case to the steps the difference needs and writes it as an mtr test case
+/// of the rheap suite.
+fn shrink_twin(
+    sides: &mut twin::Sides<'_>,
+    seed: u64,
+    case: u64,
+    def: &schema::Table,
+    steps: &[twin::Step],
+    diff: twin::Diff,
+) -> Result<Mismatch> {
+    let upto = diff.step.map_or(0, |s| s + 1);
+    let mut ran = 0;
+    let steps = shrink::ddmin(steps[..upto].to_vec(), SHRINK_BUDGET, |s| {
+        Ok(twin::run_case(sides, def, s, &mut ran)?.is_some())
+    })?;
+    // The shrunk case's own first difference (it may be another statement's).
+    let diff = twin::run_case(sides, def, &steps, &mut ran)?.unwrap_or(diff);
+    let mut script = format!(
+        "# Found by `rheap-dev fuzz --mode twin --seed {seed}` (case {case}): RHEAP answered\n\
+         # differently from MEMORY at:\n#   {}\n\
+         # Copy into mtr-tests/mysql-test/rheap/t/, record its result on MEMORY with\n\
+         # `RHEAP_ENGINE=MEMORY rheap-dev mtr --record NAME`, then run it on RHEAP.\n\
+         # Reads whose order MEMORY leaves to row addresses end their ORDER BY with id here,\n\
+         # or are --sorted_result when they have none.\n\
+         --source include/have_rheap.inc\n\n{};\n",
+        diff.sql,
+        def.create("t", None)
+    );
+    for step in &steps {
+        match step {
+            twin::Step::Write(sql) => {
+                script.push_str(&format!("{};\n", sql.replace("{t}", "t")));
+                for check in twin::AFTER_WRITE {
+                    script.push_str(&format!("{};\n", check.replace("{t}", "t")));
+                }
+            }
+            twin::Step::Read(sql, order) => {
+                let sql = sql.replace("{t}", "t");
+                let sql = match order {
+                    twin::Order::Exact => sql,
+                    _ => match total_order(&sql) {
+                        Some(sql) => sql,
+                        None => {
+                            script.push_str("--sorted_result\n");
+                            sql
+                        }
+                    },
+                };
+                script.push_str(&format!("{sql};\n"));
+            }
+            twin::Step::Handler { reads, .. } => {
+                script.push_str("HANDLER t OPEN;\n");
+                for r in reads {
+                    script.push_str(&format!("{};\n", r.replace("{t}", "t")));
+                }
+                script.push_str("HANDLER t CLOSE;\n");
+            }
+        }
+    }
+    script.push_str("DROP TABLE t;\n");
+    let path = out_dir().join(format!("fuzz_twin_{seed}_{case}.test"));
+    std::fs::create_dir_all(out_dir())?;
+    std::fs::write(&path, &script)?;
+    println!(
+        "[fuzz twin] shrunk to {} steps; mtr case: {}\n--- MEMORY\n{}--- RHEAP\n{}",
+        steps.len(),
+        path.display(),
+        diff.memory,
+        diff.rheap
+    );
+    Ok(Mismatch {
+        mode: Mode::Twin,
+        seed,
+        case,
+        statement: diff.sql,
+        want: diff.memory.to_string(),
+        got: diff.rheap.to_string(),
+        script: path,
+    })
+}
+
+/// `sql` (a read with an ORDER BY) ordered totally: `id` added as the last sort key, before a
+/// LIMIT. None when it has no ORDER BY.
+fn total_order(sql: &str) -> Option<String> {
+    sql.find(" ORDER BY ")?;
+    Some(match sql.rfind(" LIMIT ") {
+        Some(at) => format!("{}, id{}", &sql[..at], &sql[at..]),
+        None => format!("{sql}, id"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_order_by_is_made_total_with_id() {
+        assert_eq!(
+            total_order("SELECT * FROM t ORDER BY a DESC LIMIT 2").as_deref(),
+            Some("SELECT * FROM t ORDER BY a DESC, id LIMIT 2")
+        );
+        assert_eq!(
+            total_order("SELECT * FROM t ORDER BY a").as_deref(),
+            Some("SELECT * FROM t ORDER BY a, id")
+        );
+        assert_eq!(total_order("SELECT * FROM t WHERE a > 1"), None);
+    }
+}
