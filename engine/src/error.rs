@@ -34,9 +34,6 @@ pub enum Error {
     RecordChanged,
     /// Indexes cannot be enabled on a table that holds rows (`HA_ERR_CRASHED`, as HEAP).
     Crashed,
-    /// The table of that name has another record layout or other keys than the server's
-    /// definition says (`HA_ERR_TABLE_DEF_CHANGED`).
-    TableDefChanged,
     /// An unexpected internal failure, e.g. a caught panic (`HA_ERR_INTERNAL_ERROR`). The
     /// message is boxed to keep `Error`, and so every `Result` of the hot paths, two words.
     Internal(Box<String>),
@@ -47,8 +44,7 @@ pub mod code {
     pub use rheap_sys::{
         HA_ERR_CRASHED, HA_ERR_END_OF_FILE, HA_ERR_FOUND_DUPP_KEY, HA_ERR_INTERNAL_ERROR,
         HA_ERR_KEY_NOT_FOUND, HA_ERR_OUT_OF_MEM, HA_ERR_RECORD_CHANGED, HA_ERR_RECORD_DELETED,
-        HA_ERR_RECORD_FILE_FULL, HA_ERR_TABLE_DEF_CHANGED, HA_ERR_WRONG_COMMAND,
-        HA_ERR_WRONG_INDEX,
+        HA_ERR_RECORD_FILE_FULL, HA_ERR_WRONG_COMMAND, HA_ERR_WRONG_INDEX,
     };
     /// `ENOENT`: what HEAP's drop and open report for a table it does not have.
     pub const ENOENT: i32 = 2;
@@ -77,7 +73,6 @@ impl Error {
             Error::WrongIndex => code::HA_ERR_WRONG_INDEX,
             Error::Crashed => code::HA_ERR_CRASHED,
             Error::RecordChanged => code::HA_ERR_RECORD_CHANGED,
-            Error::TableDefChanged => code::HA_ERR_TABLE_DEF_CHANGED,
             Error::Internal(_) => code::HA_ERR_INTERNAL_ERROR,
         }
     }
@@ -98,9 +93,6 @@ impl fmt::Display for Error {
             Error::WrongIndex => f.write_str("no such index"),
             Error::RecordChanged => f.write_str("the table changed since the scan was positioned"),
             Error::Crashed => f.write_str("indexes cannot be rebuilt on a table with rows"),
-            Error::TableDefChanged => {
-                f.write_str("the table's layout differs from the server's definition")
-            }
             Error::Internal(m) => write!(f, "internal error: {m}"),
         }
     }

@@ -44,26 +44,6 @@ pub struct TableDef {
     pub heap_lengths: bool,
 }
 
-impl TableDef {
-    /// Whether `other` describes the same record layout and keys: the record length, and per
-    /// key the algorithm, uniqueness and each part's place, length, NULL bit, direction and
-    /// way of comparing. A table held under a name is used for a definition only when this
-    /// holds (`HA_ERR_TABLE_DEF_CHANGED` otherwise).
-    pub fn same_layout(&self, other: &TableDef) -> bool {
-        let same_seg = |a: &KeySeg, b: &KeySeg| {
-            (a.start, a.length, a.null, a.reverse) == (b.start, b.length, b.null, b.reverse)
-                && std::mem::discriminant(&a.kind) == std::mem::discriminant(&b.kind)
-        };
-        self.rec_len == other.rec_len
-            && self.keys.len() == other.keys.len()
-            && self.keys.iter().zip(&other.keys).all(|(a, b)| {
-                (a.algorithm, a.unique) == (b.algorithm, b.unique)
-                    && a.segs.len() == b.segs.len()
-                    && a.segs.iter().zip(&b.segs).all(|(x, y)| same_seg(x, y))
-            })
-    }
-}
-
 /// The AUTO_INCREMENT column and the key it leads.
 #[derive(Debug, Clone)]
 pub struct AutoKey {
@@ -963,41 +943,6 @@ mod tests {
             tmp_table: false,
             format: RowFormat::default(),
             heap_lengths: true,
-        }
-    }
-
-    #[test]
-    fn a_layout_is_the_same_only_with_the_same_record_and_keys() {
-        let with_key = |algorithm, seg: KeySeg| TableDef {
-            keys: vec![KeyDef::new(algorithm, false, false, vec![seg], 5)],
-            ..def(0, 1 << 20)
-        };
-        let a = with_key(Algorithm::Btree, crate::key::tests::int_seg());
-        assert!(a.same_layout(&with_key(Algorithm::Btree, crate::key::tests::int_seg())));
-        // Settings of the creating session (sizes) are not the layout.
-        assert!(a.same_layout(&TableDef {
-            max_table_size: 7,
-            ..with_key(Algorithm::Btree, crate::key::tests::int_seg())
-        }));
-        let moved = KeySeg {
-            start: 2,
-            ..crate::key::tests::int_seg()
-        };
-        let desc = KeySeg {
-            reverse: true,
-            ..crate::key::tests::int_seg()
-        };
-        for other in [
-            with_key(Algorithm::Hash, crate::key::tests::int_seg()),
-            with_key(Algorithm::Btree, moved),
-            with_key(Algorithm::Btree, desc),
-            TableDef {
-                rec_len: 16,
-                ..with_key(Algorithm::Btree, crate::key::tests::int_seg())
-            },
-            def(0, 1 << 20),
-        ] {
-            assert!(!a.same_layout(&other), "{other:?}");
         }
     }
 

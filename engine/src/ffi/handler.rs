@@ -244,16 +244,7 @@ unsafe fn open_shared(name: *const c_char, def: &rheap_table_def) -> Result<(Ope
     let name = unsafe { table_name(name) }?;
     // SAFETY: as above.
     let (share, created) = TABLES.open(name, || unsafe { new_share(def) })?;
-    let open = Open::Shared(share);
-    if !created {
-        // A table found under the name is used only if it is laid out as the server says.
-        // SAFETY: as above.
-        let server = unsafe { super::definition::table_def(def) }?;
-        if !open.read()?.def().same_layout(&server) {
-            return Err(Error::TableDefChanged);
-        }
-    }
-    Ok((open, created))
+    Ok((Open::Shared(share), created))
 }
 
 // The shim keeps a handler's state in its own object, in room the header sizes.
