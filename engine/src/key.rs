@@ -766,19 +766,14 @@ impl KeyDef {
                 .filter(|r| !r.is_empty()),
         );
         all.sort_by_key(|r| r.start);
-        // Merged in place: each range joins the last kept one when it touches it.
-        let mut kept: usize = 0;
-        for i in 0..all.len() {
-            let r = all[i].clone();
-            match kept.checked_sub(1).map(|k| &mut all[k]) {
-                Some(m) if r.start <= m.end => m.end = m.end.max(r.end),
-                _ => {
-                    all[kept] = r;
-                    kept += 1;
-                }
+        // Merged in place: a range that touches the last one kept joins it.
+        all.dedup_by(|r, kept| {
+            let joins = r.start <= kept.end;
+            if joins {
+                kept.end = kept.end.max(r.end);
             }
-        }
-        all.truncate(kept);
+            joins
+        });
         Ok(all)
     }
 

@@ -545,7 +545,7 @@ impl Table {
 
     /// The record of row `pos` into `s.row` (its BLOBs into `s.blobs`).
     fn old_row(&self, pos: Pos, s: &mut Scratch) -> Result<()> {
-        crate::alloc::resize_zeroed(&mut s.row, self.def.rec_len)?;
+        crate::alloc::resize_default(&mut s.row, self.def.rec_len)?;
         self.store.read_into(pos, &mut s.row, &mut s.blobs)
     }
 

@@ -22,14 +22,8 @@ pub fn zeroed(len: usize) -> crate::error::Result<Vec<u8>> {
     Ok(v)
 }
 
-/// `v` made `len` bytes long (new bytes zero), or `OutOfMemory`: `resize` would abort.
-pub fn resize_zeroed(v: &mut Vec<u8>, len: usize) -> crate::error::Result<()> {
-    v.try_reserve(len.saturating_sub(v.len()))?;
-    v.resize(len, 0);
-    Ok(())
-}
-
-/// `v` made `len` long with `T::default()` items, or `OutOfMemory`.
+/// `v` made `len` long with `T::default()` items (zeros for bytes), or `OutOfMemory`:
+/// `resize` would abort.
 pub fn resize_default<T: Default>(v: &mut Vec<T>, len: usize) -> crate::error::Result<()> {
     v.try_reserve(len.saturating_sub(v.len()))?;
     v.resize_with(len, T::default);
@@ -39,10 +33,7 @@ pub fn resize_default<T: Default>(v: &mut Vec<T>, len: usize) -> crate::error::R
 /// The items of `it` (of known length) in a vector whose memory is asked for first, or
 /// `OutOfMemory`: `collect` would abort the server.
 pub fn try_collect<T>(it: impl ExactSizeIterator<Item = T>) -> crate::error::Result<Vec<T>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(it.len())?;
-    v.extend(it);
-    Ok(v)
+    try_collect_ok(it.map(Ok))
 }
 
 /// As [`try_collect`], for items that may fail themselves: the first failure.
@@ -130,7 +121,7 @@ mod tests {
     fn fallible_helpers_give_what_the_infallible_ones_would() {
         assert_eq!(zeroed(3).unwrap(), [0, 0, 0]);
         let mut v = vec![7u8];
-        resize_zeroed(&mut v, 3).unwrap();
+        resize_default(&mut v, 3).unwrap();
         assert_eq!(v, [7, 0, 0]);
         assert_eq!(try_collect([1, 2, 3].into_iter()).unwrap(), [1, 2, 3]);
         let e = try_collect_ok([Ok(1), Err(crate::error::Error::OutOfMemory)].into_iter());

@@ -24,10 +24,12 @@ pub struct Entry {
 
 impl Entry {
     pub fn new(e: EntryRef<'_>) -> Result<Entry> {
-        let mut image = Vec::new();
-        image.try_reserve_exact(e.0.len())?;
-        image.extend_from_slice(e.0);
-        Ok(Entry { image, pos: e.1 })
+        let mut entry = Entry {
+            image: Vec::new(),
+            pos: e.1,
+        };
+        entry.set(e)?;
+        Ok(entry)
     }
 
     /// Moves to `e`, reusing the image's buffer.

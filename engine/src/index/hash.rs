@@ -351,6 +351,7 @@ impl HashIndex {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn a_row_made_newest_comes_first() {
@@ -369,7 +370,6 @@ mod tests {
         assert!(!h.make_newest(b"x", 9));
         h.debug_check_consistency();
     }
-    use super::*;
 
     #[test]
     fn equal_keys_come_newest_first_and_keep_order_after_deletes() {

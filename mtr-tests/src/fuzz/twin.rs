@@ -16,7 +16,6 @@ use super::outcome::Outcome;
 use super::rng::Rng;
 use super::schema::{Table, Type};
 use anyhow::Result;
-use mysql::prelude::Queryable;
 use mysql::Conn;
 use std::collections::HashMap;
 
@@ -57,6 +56,18 @@ pub struct Diff {
     pub sql: String,
     pub memory: Outcome,
     pub rheap: Outcome,
+}
+
+impl Diff {
+    /// The difference at step `step` (`sql`) when the two outcomes are not the same.
+    fn between(step: Option<usize>, sql: &str, memory: Outcome, rheap: Outcome) -> Option<Diff> {
+        (memory != rheap).then(|| Diff {
+            step,
+            sql: sql.to_string(),
+            memory,
+            rheap,
+        })
+    }
 }
 
 /// The two sides: a connection each, and the name of its table.
@@ -124,12 +135,7 @@ fn compare(
             }
         }
     }
-    Ok((m != r).then(|| Diff {
-        step,
-        sql: sql.to_string(),
-        memory: m,
-        rheap: r,
-    }))
+    Ok(Diff::between(step, sql, m, r))
 }
 
 /// The checks after each write: both tables' rows in scan order, and their status.
@@ -147,34 +153,20 @@ pub fn run_case(
     steps: &[Step],
     ran: &mut u64,
 ) -> Result<Option<Diff>> {
-    sides
-        .memory
-        .query_drop(format!("DROP TABLE IF EXISTS {MEMORY_TABLE}"))?;
-    sides
-        .rheap
-        .query_drop(format!("DROP TABLE IF EXISTS {RHEAP_TABLE}"))?;
+    sides.both("DROP TABLE IF EXISTS {t}")?;
     let create = def.create("{t}", Some("{engine}"));
     let (m, r) = sides.both(&create)?;
     *ran += 2;
-    if m != r {
-        return Ok(Some(Diff {
-            step: None,
-            sql: create,
-            memory: m,
-            rheap: r,
-        }));
+    let refused = m.error.is_some();
+    if let Some(d) = Diff::between(None, &create, m, r) {
+        return Ok(Some(d));
     }
-    if m.error.is_some() {
+    if refused {
         // Both refuse the definition alike: nothing more to compare.
         return Ok(None);
     }
     let diff = run_steps(sides, def, steps, ran);
-    sides
-        .memory
-        .query_drop(format!("DROP TABLE {MEMORY_TABLE}"))?;
-    sides
-        .rheap
-        .query_drop(format!("DROP TABLE {RHEAP_TABLE}"))?;
+    sides.both("DROP TABLE {t}")?;
     diff
 }
 
@@ -188,11 +180,8 @@ fn run_steps(
         let at = Some(i);
         match step {
             Step::Write(sql) => {
-                for (sql, order) in std::iter::once(sql.as_str())
-                    .chain(AFTER_WRITE)
-                    .map(|s| (s, Order::Exact))
-                {
-                    if let Some(d) = compare(sides, def, sql, order, at, ran)? {
+                for sql in std::iter::once(sql.as_str()).chain(AFTER_WRITE) {
+                    if let Some(d) = compare(sides, def, sql, Order::Exact, at, ran)? {
                         return Ok(Some(d));
                     }
                 }
@@ -219,13 +208,8 @@ fn run_steps(
                     } else if let Some((wm, wr)) = &weights {
                         (m, r) = (m.key_positions(wm), r.key_positions(wr));
                     }
-                    if m != r {
-                        found = Some(Diff {
-                            step: at,
-                            sql: sql.clone(),
-                            memory: m,
-                            rheap: r,
-                        });
+                    found = Diff::between(at, sql, m, r);
+                    if found.is_some() {
                         break;
                     }
                 }
