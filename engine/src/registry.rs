@@ -4,7 +4,7 @@
 //! table that handlers still have open removes the name at once; the handlers keep their
 //! `Arc` and the memory goes with the last of them, as HEAP's `delete_on_close`.
 
-use crate::alloc::try_arc;
+use crate::alloc::{try_arc, try_string};
 use crate::error::{Error, Result};
 use std::collections::hash_map::DefaultHasher;
 use std::hash::BuildHasherDefault;
@@ -25,14 +25,6 @@ impl<S> Default for Registry<S> {
     }
 }
 
-/// `name` as an owned string, or `OutOfMemory`.
-fn owned(name: &str) -> Result<String> {
-    let mut s = String::new();
-    s.try_reserve_exact(name.len())?;
-    s.push_str(name);
-    Ok(s)
-}
-
 impl<S> Registry<S> {
     pub const fn new() -> Self {
         Registry {
@@ -49,7 +41,7 @@ impl<S> Registry<S> {
     /// Adds `s` under `name` (replacing a table of that name), with every allocation asked
     /// for first.
     fn insert(map: &mut Map<S>, name: &str, s: S) -> Result<Arc<S>> {
-        let key = owned(name)?;
+        let key = try_string(name)?;
         map.try_reserve(1)?;
         let s = try_arc(s)?;
         map.insert(key, Arc::clone(&s));
@@ -99,7 +91,7 @@ impl<S> Registry<S> {
         if !map.contains_key(from) {
             return Ok(());
         }
-        let key = owned(to)?;
+        let key = try_string(to)?;
         map.try_reserve(1)?;
         if let Some(s) = map.remove(from) {
             map.insert(key, s);

@@ -30,6 +30,14 @@ pub fn resize_default<T: Default>(v: &mut Vec<T>, len: usize) -> crate::error::R
     Ok(())
 }
 
+/// `s` as an owned string, or `OutOfMemory` (`to_owned` would abort the server).
+pub fn try_string(s: &str) -> crate::error::Result<String> {
+    let mut owned = String::new();
+    owned.try_reserve_exact(s.len())?;
+    owned.push_str(s);
+    Ok(owned)
+}
+
 /// The items of `it` (of known length) in a vector whose memory is asked for first, or
 /// `OutOfMemory`: `collect` would abort the server.
 pub fn try_collect<T>(it: impl ExactSizeIterator<Item = T>) -> crate::error::Result<Vec<T>> {
@@ -120,6 +128,7 @@ mod tests {
     #[test]
     fn fallible_helpers_give_what_the_infallible_ones_would() {
         assert_eq!(zeroed(3).unwrap(), [0, 0, 0]);
+        assert_eq!(try_string("é").unwrap(), "é");
         let mut v = vec![7u8];
         resize_default(&mut v, 3).unwrap();
         assert_eq!(v, [7, 0, 0]);

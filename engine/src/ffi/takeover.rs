@@ -30,9 +30,7 @@ fn heap_has(name: &str) -> bool {
 /// Remembers `name` as HEAP's; fails only when out of memory.
 fn remember(names: &mut Vec<String>, name: &str) -> crate::error::Result<()> {
     if !names.iter().any(|n| n == name) {
-        let mut owned = String::new();
-        owned.try_reserve_exact(name.len())?;
-        owned.push_str(name);
+        let owned = crate::alloc::try_string(name)?;
         names.try_reserve(1)?;
         names.push(owned);
     }
