@@ -8,9 +8,11 @@ use crate::schema::{Schema, Table};
 pub enum Temp {
     /// Every statement makes at least one in-memory (HEAP) temp table: rheap's to take over.
     Heap,
-    /// Every statement makes one, in Aria (it has blob columns): rheap cannot take it.
-    Aria,
-    /// Some statements make HEAP tables, some Aria tables, some none.
+    /// Every statement makes one for an information_schema table with BLOB/TEXT columns: in
+    /// Aria on stock, served by rheap (`rheap_takeover_information_schema`).
+    SchemaBlobs,
+    /// Some statements make HEAP tables, some information_schema tables with BLOB/TEXT
+    /// columns, some none.
     Mixed,
 }
 
@@ -42,8 +44,8 @@ impl Workload {
 
 pub const SHOW_FULL_COLUMNS: Workload = Workload {
     name: "show_full_columns",
-    temp: Temp::Aria,
-    about: "SHOW FULL COLUMNS FROM t (I_S.COLUMNS has blobs: an Aria temp table on 10.11)",
+    temp: Temp::SchemaBlobs,
+    about: "SHOW FULL COLUMNS FROM t (I_S.COLUMNS has blobs: an Aria temp table on stock 10.11)",
     needs_rows: false,
     per_table: |t| vec![format!("SHOW FULL COLUMNS FROM `{}`", t.name)],
 };

@@ -38,10 +38,14 @@ pub enum Counter {
     /// `Rheap_internal_tables_reused`: internal temporary tables served by one kept from an earlier
     /// statement (same definition, emptied; `ffi::recycle`).
     InternalTablesReused = 10,
+    /// `Rheap_information_schema_tables`: information_schema tables with BLOB/TEXT columns
+    /// that rheap served in place of Aria (`ffi::takeover::rheap_serves_schema_table`); also
+    /// counted in `Rheap_internal_tables_created`.
+    SchemaTablesServed = 11,
 }
 
 /// How many counters there are.
-pub const COUNTERS: usize = 11;
+pub const COUNTERS: usize = 12;
 
 impl Counter {
     /// The counter at `i` (the shim's order), if there is one.
@@ -59,6 +63,7 @@ impl Counter {
             BlockCacheMisses,
             BlockCacheBytes,
             InternalTablesReused,
+            SchemaTablesServed,
         ]
         .get(i)
         .copied()

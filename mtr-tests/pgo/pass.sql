@@ -1,6 +1,9 @@
 -- One pass of the PGO training run (see src/pgo.rs), run many times over setup.sql's tables.
 -- What makes the server's internal temporary tables, in the proportions of an application's
 -- and an admin tool's statements; then an explicit RHEAP table's hash and B-tree indexes.
+SHOW FULL COLUMNS FROM orders;
+SHOW FULL COLUMNS FROM people;
+SHOW FULL COLUMNS FROM posts;
 SHOW INDEX FROM orders;
 SHOW INDEX FROM people;
 SHOW INDEX FROM posts;

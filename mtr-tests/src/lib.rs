@@ -6,6 +6,7 @@
 
 pub mod callgrind;
 pub mod conformance;
+pub mod created_files;
 pub mod docker_check;
 pub mod fuzz;
 pub mod layout;

@@ -232,6 +232,11 @@ impl Server {
     pub fn data_dir(&self) -> &Path {
         self.dir.path()
     }
+
+    /// The server's `--tmpdir`, its own.
+    pub fn tmp_dir(&self) -> PathBuf {
+        self.dir.path().join("tmp")
+    }
 }
 
 impl Drop for Server {

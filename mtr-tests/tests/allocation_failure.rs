@@ -259,7 +259,8 @@ fn any_failed_allocation_fails_the_statement_not_the_server() -> Result<()> {
          WHERE i <= 1000",
     )?;
     // Each statement's kinds of allocation: writes (rows, keys, long key images), updates
-    // that move keys, deletes, reads through each kind of key, and internal temporary tables.
+    // that move keys, deletes, reads through each kind of key, and internal temporary tables
+    // (information_schema's with BLOBs too).
     let statements = [
         "INSERT INTO f VALUES (1001, 5, REPEAT('x', 150))",
         "INSERT INTO f SELECT i, i % 13, CONCAT('w', i) FROM seq WHERE i BETWEEN 1100 AND 1160",
@@ -274,6 +275,10 @@ fn any_failed_allocation_fails_the_statement_not_the_server() -> Result<()> {
         "SELECT COUNT(*) FROM (SELECT i % 301 AS a FROM seq UNION SELECT b FROM f) AS d",
         "SELECT * FROM f WHERE id IN (SELECT b FROM f WHERE v LIKE 'w%')",
         "SHOW TABLE STATUS LIKE 'f'",
+        // information_schema tables with BLOB/TEXT columns, served in memory.
+        "SHOW FULL COLUMNS FROM tb",
+        "SELECT TABLE_NAME, COLUMN_TYPE, COLUMN_DEFAULT FROM information_schema.COLUMNS \
+         WHERE TABLE_SCHEMA = 'test' ORDER BY COLUMN_TYPE",
         "HANDLER f READ kd NEXT",
         "ALTER TABLE f ENGINE=RHEAP",
         "INSERT INTO tb SELECT i, REPEAT('text', i % 500), CONCAT('v', i % 50) FROM seq \

@@ -26,6 +26,9 @@
 
 /** rheap_takeover: which MEMORY tables rheap serves (OFF, INTERNAL, ALL). */
 static ulong takeover_mode;
+/** rheap_takeover_information_schema: serve the information_schema tables with BLOB/TEXT
+    columns, which the server builds in Aria. */
+static my_bool takeover_information_schema= 1;
 /** rheap_block_cache_size. */
 static ulonglong block_cache_size;
 static const char *takeover_names[]= { "OFF", "INTERNAL", "ALL", NullS };
@@ -61,6 +64,10 @@ static void hold_plugin_while_memory_tables()
 /** HEAP's own handler factory and drop function, replaced while the plugin is loaded. */
 static handler *(*heap_create)(handlerton *, TABLE_SHARE *, MEM_ROOT *);
 static int (*heap_drop)(handlerton *, const char *);
+/** Aria's handlerton and its own handler factory, replaced while the plugin is loaded (NULL
+    when the server has no Aria ready: then nothing is taken from Aria). */
+static handlerton *aria_hton;
+static handler *(*aria_create)(handlerton *, TABLE_SHARE *, MEM_ROOT *);
 
 /** The engine's view of a table definition, with storage for its keys. */
 class rheap_def_builder
@@ -106,6 +113,12 @@ public:
     def.max_rows= s->max_rows;
     def.min_rows= s->min_rows;
     def.max_table_size= current_thd->variables.max_heap_table_size;
+    /* An internal table's BLOBs count against the server's in-memory limit for internal
+       tables (tmp_memory_table_size, within max_heap_table_size), as its rows do through
+       max_rows: past it, the server moves the table to Aria. */
+    if (internal && s->blob_fields)
+      def.max_table_size= MY_MIN(def.max_table_size,
+                                 current_thd->variables.tmp_memory_table_size);
     def.auto_increment= auto_increment;
     def.internal= internal;
     def.tmp_table= s->tmp_table != NO_TMP_TABLE;
@@ -196,15 +209,16 @@ class ha_rheap final : public handler
   rheap_handler *rs() { return reinterpret_cast<rheap_handler *>(state); }
 
 public:
-  ha_rheap(handlerton *hton, TABLE_SHARE *share)
-    : handler(hton, share), capabilities(flags[hton == heap_hton])
+  /** A handler of `kind` (RHEAP_KIND_*: whose tables it serves) for `hton`. */
+  ha_rheap(handlerton *hton, TABLE_SHARE *share, uint kind)
+    : handler(hton, share), capabilities(flags[kind])
   { rheap_handler_init(rs()); }
   ~ha_rheap() override { rheap_handler_drop(rs()); }
 
   /** Capabilities, as the server tests them with HA_* bits (handler.h). */
   ulonglong table_flags() const override { return capabilities; }
-  /** table_flags() of an RHEAP handler and of a MEMORY one, from the engine at plugin init. */
-  static ulonglong flags[2];
+  /** table_flags() of each RHEAP_KIND_*, from the engine at plugin init. */
+  static ulonglong flags[3];
   /** What a key can do: HASH keys only find whole keys; BTREE keys also scan in order. */
   ulong index_flags(uint inx, uint, bool) const override
   { return (ulong) rheap_index_flags(is_btree(inx)); }
@@ -468,7 +482,7 @@ private:
   }
 };
 
-ulonglong ha_rheap::flags[2];
+ulonglong ha_rheap::flags[3];
 
 /* ---- Called from Rust ------------------------------------------------------------------- */
 
@@ -567,7 +581,7 @@ extern "C" void rheap_cs_hash_sort(const void *cs, const unsigned char *s, size_
 
 static handler *rheap_create_handler(handlerton *hton, TABLE_SHARE *share, MEM_ROOT *mem_root)
 {
-  return new (mem_root) ha_rheap(hton, share);
+  return new (mem_root) ha_rheap(hton, share, RHEAP_KIND_RHEAP);
 }
 
 /** hton->drop_table: 0 dropped, -1 not ours (so DROP TABLE IF EXISTS still notes "Unknown table"). */
@@ -590,8 +604,50 @@ static handler *rheap_heap_create(handlerton *hton, TABLE_SHARE *share, MEM_ROOT
   bool creating= share && share->tmp_table == INTERNAL_TMP_TABLE && !internal;
   if (rheap_serves((uint32_t) takeover_mode, internal, creating,
                    share ? share->normalized_path.str : NULL))
-    return new (mem_root) ha_rheap(hton, share);
+    return new (mem_root) ha_rheap(hton, share, RHEAP_KIND_MEMORY);
   return heap_create(hton, share, mem_root);
+}
+
+/** Aria's handler factory while rheap is loaded. Create_tmp_table::choose_engine sends every
+    internal temporary table with BLOB/TEXT columns to Aria; for those of information_schema
+    (SHOW FULL COLUMNS, SELECT from COLUMNS, ROUTINES, ...) that rheap_serves_schema_table
+    takes, this re-points the share at MEMORY and returns rheap's handler. It runs before
+    finalize() and instantiate_tmp_table() look at share->db_type(), so from here on the
+    server treats the table as an in-memory one: no Aria files, and the server's own
+    conversion to Aria when the table is full. Every other table is Aria's. */
+static handler *rheap_aria_create(handlerton *hton, TABLE_SHARE *share, MEM_ROOT *mem_root)
+{
+  /* choose_engine asks before finalize() gives the share its max_rows (at least 1); the other
+     request for such a share, the conversion of a full in-memory table, comes after it and
+     must reach Aria. */
+  if (share && share->tmp_table == INTERNAL_TMP_TABLE && share->blob_fields &&
+      !share->max_rows && share->db.length == INFORMATION_SCHEMA_NAME.length &&
+      !strcmp(share->db.str, INFORMATION_SCHEMA_NAME.str))
+  {
+    THD *thd= current_thd;
+    LEX *lex= thd->lex;
+    /* A statement that only needs the definition, unless the table is the SHOW command's own
+       (SHOW FULL COLUMNS reads COLUMNS, "reformed" from the SHOW). */
+    bool structure_only= lex->only_view_structure() &&
+      !(lex->query_tables && lex->query_tables->schema_table_reformed);
+    bool disk_asked= thd->variables.big_tables || !thd->variables.tmp_memory_table_size;
+    if (rheap_serves_schema_table((uint32_t) takeover_mode, takeover_information_schema,
+                                  structure_only, disk_asked))
+    {
+      share->db_plugin= ha_lock_engine(NULL, heap_hton);
+      return new (mem_root) ha_rheap(heap_hton, share, RHEAP_KIND_MEMORY_BLOBS);
+    }
+  }
+  return aria_create(hton, share, mem_root);
+}
+
+/** The handlerton of a built-in engine while it is initialised: NULL before its init and
+    after its deinit (the server registers a handlerton under its legacy type when the engine's
+    init has succeeded, and takes it out before freeing it). Before Aria's init its plugin has
+    no handlerton at all, so looking it up by name could hand back nothing to use. */
+static handlerton *live_hton(enum legacy_db_type type)
+{
+  return ha_resolve_by_legacy_type(NULL, type);
 }
 
 /** MEMORY's hton->drop_table while rheap is loaded: the table is rheap's or HEAP's. */
@@ -609,9 +665,16 @@ static int rheap_heap_drop_table(handlerton *hton, const char *path)
 
 static int rheap_init_func(void *p)
 {
-  /* With --plugin-load-add we may come before MEMORY: the server retries us after it. */
-  if (!heap_hton)
+  /* With --plugin-load-add we may come before MEMORY or Aria: the server retries us after
+     every other plugin. On that retry Aria is ready if the server has it at all; without it,
+     rheap goes on without taking Aria's tables. */
+  static bool retried;
+  aria_hton= live_hton(DB_TYPE_ARIA);
+  if (!heap_hton || (!aria_hton && !retried))
+  {
+    retried= true;
     return HA_ERR_RETRY_INIT;
+  }
   handlerton *hton= static_cast<handlerton *>(p);
   rheap_hton= hton;
   hton->create= rheap_create_handler;
@@ -627,13 +690,21 @@ static int rheap_init_func(void *p)
 #endif
   if (int err= rheap_plugin_init())
     return err;
-  ha_rheap::flags[0]= rheap_table_flags(0);
-  ha_rheap::flags[1]= rheap_table_flags(1);
+  for (uint kind= 0; kind < array_elements(ha_rheap::flags); kind++)
+    ha_rheap::flags[kind]= rheap_table_flags((uint8_t) kind);
   rheap_set_block_cache_size(block_cache_size);
   heap_create= heap_hton->create;
   heap_drop= heap_hton->drop_table;
   heap_hton->create= rheap_heap_create;
   heap_hton->drop_table= rheap_heap_drop_table;
+  if (aria_hton)
+  {
+    aria_create= aria_hton->create;
+    aria_hton->create= rheap_aria_create;
+  }
+  else
+    sql_print_warning("RHEAP: no Aria engine: information_schema tables with BLOB/TEXT "
+                      "columns are not taken over");
   return 0;
 }
 
@@ -652,11 +723,16 @@ static int rheap_deinit_func(void *)
   if (release)
     plugin_unlock(NULL, release);
   rheap_hton= NULL;
-  if (heap_hton && heap_hton->create == rheap_heap_create)
+  /* At server shutdown MEMORY and Aria may be gone already (freed): only an engine still
+     initialised gets its factory back. */
+  if (heap_hton && live_hton(DB_TYPE_HEAP) == heap_hton &&
+      heap_hton->create == rheap_heap_create)
   {
     heap_hton->create= heap_create;
     heap_hton->drop_table= heap_drop;
   }
+  if (aria_hton && live_hton(DB_TYPE_ARIA) == aria_hton && aria_hton->create == rheap_aria_create)
+    aria_hton->create= aria_create;
   return rheap_plugin_deinit();
 }
 
@@ -664,6 +740,14 @@ static MYSQL_SYSVAR_ENUM(takeover, takeover_mode, PLUGIN_VAR_RQCMDARG,
   "Which MEMORY tables RHEAP serves: OFF (none), INTERNAL (the server's internal temporary "
   "tables), ALL (also ENGINE=MEMORY tables). Applies to tables created afterwards.",
   NULL, NULL, 1, &takeover_typelib);
+
+static MYSQL_SYSVAR_BOOL(takeover_information_schema, takeover_information_schema,
+  PLUGIN_VAR_OPCMDARG,
+  "Whether RHEAP also serves the information_schema tables that have BLOB/TEXT columns "
+  "(SHOW FULL COLUMNS; SELECTs from COLUMNS, ROUTINES, VIEWS, TRIGGERS, ...), which the server "
+  "otherwise builds in Aria. Needs rheap_takeover other than OFF. Applies to statements "
+  "started afterwards.",
+  NULL, NULL, 1);
 
 static void update_block_cache_size(THD *, struct st_mysql_sys_var *, void *var, const void *save)
 {
@@ -710,7 +794,8 @@ static MYSQL_SYSVAR_LONGLONG(debug_fail_nth_alloc, debug_fail_nth_alloc, PLUGIN_
 #endif
 
 static struct st_mysql_sys_var *rheap_system_variables[]= {
-  MYSQL_SYSVAR(takeover), MYSQL_SYSVAR(block_cache_size),
+  MYSQL_SYSVAR(takeover), MYSQL_SYSVAR(takeover_information_schema),
+  MYSQL_SYSVAR(block_cache_size),
 #ifdef RHEAP_FAILPOINTS
   MYSQL_SYSVAR(debug_fail_alloc_after), MYSQL_SYSVAR(debug_fail_nth_alloc),
 #endif
@@ -741,6 +826,7 @@ static struct st_mysql_show_var rheap_status_variables[]= {
   { "Rheap_block_cache_misses", (char *) &show_counter<8>, SHOW_SIMPLE_FUNC },
   { "Rheap_block_cache_bytes", (char *) &show_counter<9>, SHOW_SIMPLE_FUNC },
   { "Rheap_internal_tables_reused", (char *) &show_counter<10>, SHOW_SIMPLE_FUNC },
+  { "Rheap_information_schema_tables", (char *) &show_counter<11>, SHOW_SIMPLE_FUNC },
   { NullS, NullS, SHOW_LONG }
 };
 

@@ -156,8 +156,13 @@ int rheap_drop_table(const char *name);
 void rheap_handler_init(rheap_handler *h);
 /** Ends the handler state in `h` (made by rheap_handler_init), once; the bytes are then free. */
 void rheap_handler_drop(rheap_handler *h);
-/** handler::table_flags(); `for_memory`: the handler is MEMORY's (no BLOBs there). */
-uint64_t rheap_table_flags(uint8_t for_memory);
+/** Whose tables a handler serves: RHEAP's own; MEMORY's (taken over: no BLOBs there); or
+    MEMORY's holding BLOBs (information_schema tables the server meant for Aria). */
+#define RHEAP_KIND_RHEAP 0
+#define RHEAP_KIND_MEMORY 1
+#define RHEAP_KIND_MEMORY_BLOBS 2
+/** handler::table_flags() of a handler of `kind` (RHEAP_KIND_*). */
+uint64_t rheap_table_flags(uint8_t kind);
 
 /** Opens (creating if missing, as MEMORY does after a restart) the table `name`.
     On success `*thr_lock` is the table's THR_LOCK (NULL for internal tables) and
@@ -223,6 +228,14 @@ uint64_t rheap_records(rheap_handler *h);
     table's path or NULL when the server names no table (rheap then passes on what it does not
     hold). */
 uint8_t rheap_serves(uint32_t mode, uint8_t internal, uint8_t creating, const char *name);
+/** Non-zero when rheap serves, as one of MEMORY's tables, an information_schema table that the
+    server builds in Aria because it has BLOB/TEXT columns: `mode` is rheap_takeover,
+    `schema_tables` rheap_takeover_information_schema, `structure_only` marks a statement that
+    reads only the table's definition (SHOW CREATE TABLE, CREATE TABLE ... LIKE, GRANT), and
+    `disk_asked` a session that asks for on-disk temporary tables (big_tables,
+    tmp_memory_table_size = 0). */
+uint8_t rheap_serves_schema_table(uint32_t mode, uint8_t schema_tables, uint8_t structure_only,
+                                  uint8_t disk_asked);
 /** HEAP's table `from` was dropped (`to` NULL) or renamed to `to` (rheap_serves keeps a
     name HEAP holds HEAP's when the server creates it again, as TRUNCATE does). */
 int rheap_heap_table_moved(const char *from, const char *to);

@@ -286,12 +286,13 @@ pub unsafe extern "C" fn rheap_handler_drop(h: *mut rheap_handler) {
     })
 }
 
-/// `handler::table_flags`: HEAP's capabilities; RHEAP tables also take BLOBs, which MEMORY's
-/// tables (`for_memory`) keep refusing.
+/// `handler::table_flags` of a handler of `kind` (`RHEAP_KIND_*`): HEAP's capabilities; RHEAP
+/// tables also take BLOBs, which MEMORY's tables keep refusing, except the information_schema
+/// tables rheap holds for the server in MEMORY's name (they have BLOBs by definition).
 #[no_mangle]
-pub extern "C" fn rheap_table_flags(for_memory: u8) -> u64 {
+pub extern "C" fn rheap_table_flags(kind: u8) -> u64 {
     use rheap_sys::*;
-    let blobs = if for_memory != 0 {
+    let blobs = if u32::from(kind) == rheap_sys::shim::RHEAP_KIND_MEMORY {
         HA_NO_BLOBS
     } else {
         HA_CAN_GEOMETRY

@@ -83,6 +83,35 @@ pub unsafe extern "C" fn rheap_serves(
     })
 }
 
+/// Whether rheap serves an information_schema table that the server builds in Aria because it
+/// has BLOB/TEXT columns (`Create_tmp_table::choose_engine`): information_schema.COLUMNS for
+/// SHOW FULL COLUMNS, ROUTINES, VIEWS, TRIGGERS and the others. rheap then holds it as one of
+/// MEMORY's internal tables, with its BLOBs, and the server treats it as in memory from there
+/// on: no Aria files, and the server's own conversion to Aria if it outgrows the in-memory
+/// limit.
+///
+/// `mode` is `rheap_takeover` (OFF serves nothing), `schema_tables`
+/// `rheap_takeover_information_schema`. Left to Aria: a table built only for its definition
+/// (`structure_only`: SHOW CREATE TABLE, CREATE TABLE ... LIKE, information_schema.TABLES
+/// over information_schema itself), so that the engine those show stays the server's own; and
+/// a session that asks for on-disk temporary tables (`disk_asked`: `big_tables`,
+/// `tmp_memory_table_size` = 0).
+#[no_mangle]
+pub extern "C" fn rheap_serves_schema_table(
+    mode: u32,
+    schema_tables: u8,
+    structure_only: u8,
+    disk_asked: u8,
+) -> u8 {
+    guard_value("rheap_serves_schema_table", 0, || {
+        let serves = mode != OFF && schema_tables != 0 && structure_only == 0 && disk_asked == 0;
+        if serves {
+            crate::status::add(crate::status::Counter::SchemaTablesServed, 1);
+        }
+        Ok(u8::from(serves))
+    })
+}
+
 /// HEAP's table `from` was dropped (`to` NULL) or renamed to `to`: rheap forgets (or moves)
 /// the name it remembered for it.
 ///
