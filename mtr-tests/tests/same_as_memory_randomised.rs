@@ -73,7 +73,7 @@ fn checks(r: &mut Rng) -> Vec<String> {
         "SELECT MIN(f), MAX(f), MAX(s) FROM w".into(),
         "SELECT k, COUNT(*) FROM w GROUP BY k ORDER BY k".into(),
         format!("EXPLAIN SELECT * FROM w WHERE k = {k}"),
-        // Not DATA_LENGTH and INDEX_LENGTH: an RHEAP table shows its real ones (README, Memory).
+        // Not DATA_LENGTH and INDEX_LENGTH: an RHEAP table shows its real ones (docs/engine.md, Memory).
         "SELECT TABLE_ROWS, DATA_FREE FROM information_schema.TABLES \
          WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'w'"
             .into(),
