@@ -263,9 +263,10 @@ fn pool(paths: Vec<PathBuf>) -> Result<()> {
         pooled.method.rounds,
         pooled.method.starts
     );
-    for line in report::acceptance(&pooled.workloads) {
-        println!("- {line}");
-    }
+    print!(
+        "{}",
+        report::acceptance_list(&report::acceptance(&pooled.workloads))
+    );
     Ok(())
 }
 

@@ -384,11 +384,11 @@ impl Report {
                  at every size and client count, rheap ≥ 3 × stock on show_full_columns and ≥ 2 × \
                  stock on orm_startup. Each ratio is the median of the rounds' own ratios (the two cells of a round run \
                  at most a few cells apart), with its 95% confidence interval in parentheses; in \
-                 brackets, the ratio of the medians, as in the table above.\n"
+                 brackets, the ratio of the medians, as in the table above. A bound holds when the \
+                 whole interval is on its side, fails when the whole interval is on the other, and \
+                 is inconclusive otherwise.\n"
             );
-            for line in acceptance {
-                let _ = writeln!(out, "- {line}");
-            }
+            out.push_str(&acceptance_list(&acceptance));
         }
         let _ = writeln!(
             out,
@@ -405,6 +405,35 @@ impl Report {
     }
 }
 
+/// Whether a bound holds on a ratio, from its 95% confidence interval: "holds" when the whole
+/// interval is at or above the bound, "FAILS" when it is wholly below, and "inconclusive" when
+/// it contains the bound (the rounds cannot tell; [`INCONCLUSIVE_HINT`] says what to do).
+pub fn verdict(interval: [f64; 2], bound: f64) -> &'static str {
+    if interval[0] >= bound {
+        "holds"
+    } else if interval[1] < bound {
+        "FAILS"
+    } else {
+        "inconclusive"
+    }
+}
+
+/// Printed after acceptance lines of which one or more is inconclusive.
+pub const INCONCLUSIVE_HINT: &str = "An inconclusive line's interval contains its bound: this \
+     run's rounds cannot tell on which side the ratio lies. For a conclusive answer, run the \
+     workload with more rounds over more starts of the servers, e.g. `ci/bench --workload NAME \
+     --clients 16 --rounds 600 --cell-secs 0.05 --starts 40` (about 3 minutes per workload), \
+     or pool several runs with `rheap-bench --pool`.";
+
+/// The acceptance lines as a markdown list, with [`INCONCLUSIVE_HINT`] when one needs it.
+pub fn acceptance_list(lines: &[String]) -> String {
+    let mut out: String = lines.iter().map(|l| format!("- {l}\n")).collect();
+    if lines.iter().any(|l| l.contains("(inconclusive")) {
+        out.push_str(&format!("\n{INCONCLUSIVE_HINT}\n"));
+    }
+    out
+}
+
 /// [`Report::acceptance`] of `workloads`.
 pub fn acceptance(workloads: &[WorkloadResult]) -> Vec<String> {
     let mut out = Vec::new();
@@ -418,7 +447,6 @@ pub fn acceptance(workloads: &[WorkloadResult]) -> Vec<String> {
         let get = |name: &str| r.ratios.iter().find(|x| x.name == name);
         if let (Some(vs_stock), Some(vs_small)) = (get("rheap 16G/stock 16M"), get("rheap 16G/16M"))
         {
-            let mark = |ok: bool| if ok { "holds" } else { "FAILS" };
             out.push(format!(
                 "{}: rheap 16G / stock 16M = {:.3} ({:.3}–{:.3}) [{:.3}] ({}), \
                      rheap 16G / rheap 16M = {:.3} ({:.3}–{:.3}) [{:.3}] ({})",
@@ -427,12 +455,12 @@ pub fn acceptance(workloads: &[WorkloadResult]) -> Vec<String> {
                 vs_stock.paired_95[0],
                 vs_stock.paired_95[1],
                 vs_stock.value,
-                mark(vs_stock.paired >= 1.0),
+                verdict(vs_stock.paired_95, 1.0),
                 vs_small.paired,
                 vs_small.paired_95[0],
                 vs_small.paired_95[1],
                 vs_small.value,
-                mark(vs_small.paired >= 0.97)
+                verdict(vs_small.paired_95, 0.97)
             ));
         }
     }
@@ -455,7 +483,7 @@ pub fn acceptance(workloads: &[WorkloadResult]) -> Vec<String> {
                     x.paired_95[0],
                     x.paired_95[1],
                     x.value,
-                    if x.paired >= bound { "holds" } else { "FAILS" },
+                    verdict(x.paired_95, bound),
                 ));
             }
         }
@@ -650,6 +678,18 @@ mod tests {
         assert!(speed_ups
             .iter()
             .all(|l| SPEED_UP_WORKLOADS.iter().any(|(w, _)| l.starts_with(w))));
+    }
+
+    #[test]
+    fn a_bound_holds_or_fails_only_when_the_whole_interval_is_on_one_side() {
+        assert_eq!(verdict([1.01, 1.05], 1.0), "holds");
+        assert_eq!(verdict([1.0, 1.05], 1.0), "holds");
+        assert_eq!(verdict([0.90, 0.99], 1.0), "FAILS");
+        assert_eq!(verdict([0.94, 1.02], 1.0), "inconclusive");
+        let lines = ["a: x = 0.982 (0.938–1.022) [0.98] (inconclusive)".to_string()];
+        assert!(acceptance_list(&lines).contains(INCONCLUSIVE_HINT));
+        let lines = ["a: x = 1.1 (1.05–1.2) [1.1] (holds)".to_string()];
+        assert!(!acceptance_list(&lines).contains(INCONCLUSIVE_HINT));
     }
 
     #[test]

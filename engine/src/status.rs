@@ -9,7 +9,8 @@
 use crate::cpu::{Padded, PerCpu, MAX_PARTS};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Which counter a slot holds (the shim's status variables list them in this order).
+/// Which counter a slot holds. The server's status variables are made from this list alone
+/// ([`Counter::name`], in this order): the shim asks for them at plugin init.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(usize)]
 pub enum Counter {
@@ -48,6 +49,25 @@ pub enum Counter {
 pub const COUNTERS: usize = 12;
 
 impl Counter {
+    /// The status variable's name, as `SHOW STATUS` shows it.
+    pub const fn name(self) -> &'static std::ffi::CStr {
+        use Counter::*;
+        match self {
+            InternalTablesCreated => c"Rheap_internal_tables_created",
+            InternalTablesConverted => c"Rheap_internal_tables_converted",
+            TablesLive => c"Rheap_tables_live",
+            RowsWritten => c"Rheap_rows_written",
+            MemoryUsed => c"Rheap_memory_used",
+            MemoryUsedPeak => c"Rheap_memory_used_peak",
+            BlocksAllocated => c"Rheap_blocks_allocated",
+            BlockCacheHits => c"Rheap_block_cache_hits",
+            BlockCacheMisses => c"Rheap_block_cache_misses",
+            BlockCacheBytes => c"Rheap_block_cache_bytes",
+            InternalTablesReused => c"Rheap_internal_tables_reused",
+            SchemaTablesServed => c"Rheap_information_schema_tables",
+        }
+    }
+
     /// The counter at `i` (the shim's order), if there is one.
     pub fn from_index(i: usize) -> Option<Counter> {
         use Counter::*;
@@ -187,6 +207,17 @@ mod tests {
         raise_peak(p + 1);
         // (Other tests may raise it further meanwhile.)
         assert!(get(Counter::MemoryUsedPeak) > p);
+    }
+
+    #[test]
+    fn every_counter_has_its_own_name() {
+        let names: Vec<_> = (0..COUNTERS)
+            .map(|i| Counter::from_index(i).unwrap().name())
+            .collect();
+        for (i, n) in names.iter().enumerate() {
+            assert!(n.to_str().unwrap().starts_with("Rheap_"));
+            assert!(!names[..i].contains(n), "{n:?} twice");
+        }
     }
 
     #[test]

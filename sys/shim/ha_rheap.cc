@@ -17,8 +17,10 @@
 #include "handler.h"
 #include "log.h"
 #include <mysql/plugin.h>
+#include <array>
 #include <dlfcn.h>
 #include <mutex>
+#include <utility>
 #include <new>
 
 #include "rheap_shim.h"
@@ -31,7 +33,11 @@ static ulong takeover_mode;
 static my_bool takeover_information_schema= 1;
 /** rheap_block_cache_size. */
 static ulonglong block_cache_size;
+/** rheap_takeover's names, in the order of RHEAP_TAKEOVER_* (rheap_shim.h). */
 static const char *takeover_names[]= { "OFF", "INTERNAL", "ALL", NullS };
+static_assert(RHEAP_TAKEOVER_OFF == 0 && RHEAP_TAKEOVER_INTERNAL == 1 && RHEAP_TAKEOVER_ALL == 2 &&
+              array_elements(takeover_names) == RHEAP_TAKEOVER_ALL + 2,
+              "takeover_names lists RHEAP_TAKEOVER_* in order");
 static TYPELIB takeover_typelib= { array_elements(takeover_names) - 1, "", takeover_names, NULL };
 
 /** This plugin's handlerton, and a reference to the plugin held while rheap holds ENGINE=MEMORY
@@ -663,6 +669,8 @@ static int rheap_heap_drop_table(handlerton *hton, const char *path)
   return ours;
 }
 
+static int name_status_variables();
+
 static int rheap_init_func(void *p)
 {
   /* With --plugin-load-add we may come before MEMORY or Aria: the server retries us after
@@ -690,6 +698,8 @@ static int rheap_init_func(void *p)
 #endif
   if (int err= rheap_plugin_init())
     return err;
+  if (name_status_variables())
+    return 1;
   for (uint kind= 0; kind < array_elements(ha_rheap::flags); kind++)
     ha_rheap::flags[kind]= rheap_table_flags((uint8_t) kind);
   rheap_set_block_cache_size(block_cache_size);
@@ -739,7 +749,7 @@ static int rheap_deinit_func(void *)
 static MYSQL_SYSVAR_ENUM(takeover, takeover_mode, PLUGIN_VAR_RQCMDARG,
   "Which MEMORY tables RHEAP serves: OFF (none), INTERNAL (the server's internal temporary "
   "tables), ALL (also ENGINE=MEMORY tables). Applies to tables created afterwards.",
-  NULL, NULL, 1, &takeover_typelib);
+  NULL, NULL, RHEAP_TAKEOVER_INTERNAL, &takeover_typelib);
 
 static MYSQL_SYSVAR_BOOL(takeover_information_schema, takeover_information_schema,
   PLUGIN_VAR_OPCMDARG,
@@ -802,8 +812,8 @@ static struct st_mysql_sys_var *rheap_system_variables[]= {
   NULL
 };
 
-/** SHOW STATUS: the engine's counter I (engine/src/status.rs, in the order below), summed
-    over its per-CPU parts when it is read. */
+/** SHOW STATUS: the engine's counter I (engine/src/status.rs), summed over its per-CPU parts
+    when it is read. */
 template <uint32_t I>
 static int show_counter(THD *, struct st_mysql_show_var *var, void *buff,
                         struct system_status_var *, enum enum_var_type)
@@ -814,21 +824,31 @@ static int show_counter(THD *, struct st_mysql_show_var *var, void *buff,
   return 0;
 }
 
-static struct st_mysql_show_var rheap_status_variables[]= {
-  { "Rheap_internal_tables_created", (char *) &show_counter<0>, SHOW_SIMPLE_FUNC },
-  { "Rheap_internal_tables_converted", (char *) &show_counter<1>, SHOW_SIMPLE_FUNC },
-  { "Rheap_tables_live", (char *) &show_counter<2>, SHOW_SIMPLE_FUNC },
-  { "Rheap_rows_written", (char *) &show_counter<3>, SHOW_SIMPLE_FUNC },
-  { "Rheap_memory_used", (char *) &show_counter<4>, SHOW_SIMPLE_FUNC },
-  { "Rheap_memory_used_peak", (char *) &show_counter<5>, SHOW_SIMPLE_FUNC },
-  { "Rheap_blocks_allocated", (char *) &show_counter<6>, SHOW_SIMPLE_FUNC },
-  { "Rheap_block_cache_hits", (char *) &show_counter<7>, SHOW_SIMPLE_FUNC },
-  { "Rheap_block_cache_misses", (char *) &show_counter<8>, SHOW_SIMPLE_FUNC },
-  { "Rheap_block_cache_bytes", (char *) &show_counter<9>, SHOW_SIMPLE_FUNC },
-  { "Rheap_internal_tables_reused", (char *) &show_counter<10>, SHOW_SIMPLE_FUNC },
-  { "Rheap_information_schema_tables", (char *) &show_counter<11>, SHOW_SIMPLE_FUNC },
-  { NullS, NullS, SHOW_LONG }
-};
+template <std::size_t... I>
+static constexpr std::array<mysql_show_var_func, sizeof...(I)>
+counter_functions(std::index_sequence<I...>)
+{ return {{ &show_counter<(uint32_t) I>... }}; }
+
+/** The status variables, named by the engine at init (the server registers them after init
+    returns); until then, and past the engine's count, the list's end. */
+static struct st_mysql_show_var rheap_status_variables[RHEAP_STATUS_MAX + 1];
+
+/** Fills rheap_status_variables from the engine's list. Returns 0, or 1 when the engine has
+    more counters than room here (a build error of this library, reported at load). */
+static int name_status_variables()
+{
+  static constexpr auto functions= counter_functions(std::make_index_sequence<RHEAP_STATUS_MAX>());
+  uint32_t n= rheap_status_count();
+  if (n > RHEAP_STATUS_MAX)
+  {
+    sql_print_error("RHEAP: %u status variables, room for %u", n, (uint) RHEAP_STATUS_MAX);
+    return 1;
+  }
+  for (uint32_t i= 0; i < n; i++)
+    rheap_status_variables[i]= { rheap_status_name(i), (char *) functions[i], SHOW_SIMPLE_FUNC };
+  rheap_status_variables[n]= { NullS, NullS, SHOW_LONG };
+  return 0;
+}
 
 /** The interface version the server checks against its own MYSQL_VERSION_ID (a named, non-static
     object so tests can find it in the symbol table). */

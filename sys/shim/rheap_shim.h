@@ -222,8 +222,11 @@ uint64_t rheap_next_auto_increment(rheap_handler *h);
 uint64_t rheap_records(rheap_handler *h);
 
 /* Taking over MEMORY's tables (the shim's replacement of heap_hton->create asks these). */
-/** Non-zero when rheap serves this MEMORY table: `mode` is rheap_takeover (0 OFF, 1 INTERNAL,
-    2 ALL), `internal` marks the server's internal temporary tables, `creating` a table being
+/** rheap_takeover's values; the shim's TYPELIB names them in this order. */
+#define RHEAP_TAKEOVER_OFF 0
+#define RHEAP_TAKEOVER_INTERNAL 1
+#define RHEAP_TAKEOVER_ALL 2
+/** Non-zero when rheap serves this MEMORY table: `mode` is rheap_takeover (RHEAP_TAKEOVER_*), `internal` marks the server's internal temporary tables, `creating` a table being
     created (CREATE TABLE, ALTER's copy) rather than an existing one opened, `name` is the
     table's path or NULL when the server names no table (rheap then passes on what it does not
     hold). */
@@ -243,6 +246,13 @@ int rheap_heap_table_moved(const char *from, const char *to);
 uint8_t rheap_has_table(const char *name);
 /** How many ENGINE=MEMORY tables rheap holds (while any, the plugin keeps itself loaded). */
 uint64_t rheap_memory_tables(void);
+/** The most status variables the shim has room for (rheap_status_count() must not exceed it). */
+#define RHEAP_STATUS_MAX 32
+/** How many status variables the engine has (engine/src/status.rs, the only list of them). */
+uint32_t rheap_status_count(void);
+/** The name of status variable `i` ("Rheap_..."), NULL out of range; it lives as long as the
+    library. */
+const char *rheap_status_name(uint32_t i);
 /** The value of status counter `i` (engine/src/status.rs order; 0 out of range). */
 uint64_t rheap_status_value(uint32_t i);
 /** rheap_block_cache_size changed (and at init): bytes the block cache may keep. */

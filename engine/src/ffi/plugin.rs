@@ -28,6 +28,21 @@ pub extern "C" fn rheap_status_value(i: u32) -> u64 {
     })
 }
 
+/// How many status variables there are ([`status::COUNTERS`]).
+#[no_mangle]
+pub extern "C" fn rheap_status_count() -> u32 {
+    status::COUNTERS as u32
+}
+
+/// The name of status variable `i` ([`status::Counter::name`]), NULL for an index out of
+/// range: a NUL-terminated string that lives as long as the library.
+#[no_mangle]
+pub extern "C" fn rheap_status_name(i: u32) -> *const std::ffi::c_char {
+    guard_value("rheap_status_name", std::ptr::null(), || {
+        Ok(status::Counter::from_index(i as usize).map_or(std::ptr::null(), |c| c.name().as_ptr()))
+    })
+}
+
 /// `rheap_block_cache_size` was set (and at init). Kept tables go first, so that the blocks
 /// they kept are the cache's to free too.
 #[no_mangle]

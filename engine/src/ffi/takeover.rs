@@ -13,6 +13,9 @@ use super::{guard, guard_value};
 use std::ffi::{c_char, c_int, CStr};
 use std::sync::Mutex;
 
+// `rheap_takeover`'s values (rheap_shim.h, whose TYPELIB names them).
+use rheap_sys::shim::{RHEAP_TAKEOVER_ALL as ALL, RHEAP_TAKEOVER_OFF as OFF};
+
 /// The named MEMORY tables handed to HEAP while rheap is loaded (opened, or created in a mode
 /// that left them to HEAP), until HEAP drops or renames them. A few names at most (MEMORY
 /// tables of users, not internal ones), so a list.
@@ -36,10 +39,6 @@ fn remember(names: &mut Vec<String>, name: &str) -> crate::error::Result<()> {
     }
     Ok(())
 }
-
-/// `rheap_takeover`'s values, in the order of the shim's TYPELIB (OFF 0, INTERNAL 1, ALL 2).
-const OFF: u32 = 0;
-const ALL: u32 = 2;
 
 /// Whether rheap serves a table of MEMORY: `internal` for the server's internal temporary
 /// tables, `creating` for a table being created (CREATE TABLE, ALTER's new table), `name` the
