@@ -834,7 +834,7 @@ counter_functions(std::index_sequence<I...>)
 static struct st_mysql_show_var rheap_status_variables[RHEAP_STATUS_MAX + 1];
 
 /** Fills rheap_status_variables from the engine's list. Returns 0, or 1 when the engine has
-    more counters than room here (a build error of this library, reported at load). */
+    more counters than room here (the engine's build asserts it has not, so never in practice). */
 static int name_status_variables()
 {
   static constexpr auto functions= counter_functions(std::make_index_sequence<RHEAP_STATUS_MAX>());

@@ -28,6 +28,9 @@ pub extern "C" fn rheap_status_value(i: u32) -> u64 {
     })
 }
 
+// The shim has room for RHEAP_STATUS_MAX status variables.
+const _: () = assert!(status::COUNTERS <= rheap_sys::shim::RHEAP_STATUS_MAX as usize);
+
 /// How many status variables there are ([`status::COUNTERS`]).
 #[no_mangle]
 pub extern "C" fn rheap_status_count() -> u32 {
