@@ -105,6 +105,22 @@ pub fn statements(script: &str) -> Vec<String> {
     out
 }
 
+/// The global status variable `name` (`SHOW GLOBAL STATUS`), 0 when the server has none.
+pub fn global_status(conn: &mut impl Queryable, name: &str) -> Result<u64> {
+    status(conn, "GLOBAL", name)
+}
+
+/// This session's status variable `name` (`SHOW SESSION STATUS`), 0 when there is none.
+pub fn session_status(conn: &mut impl Queryable, name: &str) -> Result<u64> {
+    status(conn, "SESSION", name)
+}
+
+fn status(conn: &mut impl Queryable, scope: &str, name: &str) -> Result<u64> {
+    let row: Option<(String, u64)> =
+        conn.query_first(format!("SHOW {scope} STATUS LIKE '{name}'"))?;
+    Ok(row.map_or(0, |(_, n)| n))
+}
+
 #[cfg(test)]
 mod tests {
     use super::statements;

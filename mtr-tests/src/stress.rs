@@ -11,7 +11,7 @@
 //! uncertain: the check then accepts the row either way, and counts it.
 
 use crate::server::{Options, Server};
-use crate::sql::query_cells;
+use crate::sql::{global_status, query_cells};
 use anyhow::{Context, Result};
 use mysql::prelude::Queryable;
 use mysql::Conn;
@@ -445,11 +445,6 @@ fn work(client: &mut Client, id: usize) {
     }
 }
 
-fn status(c: &mut Conn, name: &str) -> Result<u64> {
-    let row: Option<(String, u64)> = c.query_first(format!("SHOW GLOBAL STATUS LIKE '{name}'"))?;
-    Ok(row.map_or(0, |r| r.1))
-}
-
 /// Creates the static InnoDB tables and the shared RHEAP tables; returns the temp-table
 /// statements with their answers.
 fn setup(c: &mut Conn) -> Result<Vec<(String, Vec<Vec<String>>)>> {
@@ -515,7 +510,7 @@ pub fn run(cfg: Config) -> Result<Report> {
     let server = Server::start(opts)?;
     let mut c = server.conn()?;
     let expected = setup(&mut c).context("setting up the stress tables")?;
-    let live_start = status(&mut c, "Rheap_tables_live")?;
+    let live_start = global_status(&mut c, "Rheap_tables_live")?;
     let shared = Shared {
         stop: AtomicBool::new(false),
         statements: AtomicU64::new(0),
@@ -649,9 +644,9 @@ pub fn run(cfg: Config) -> Result<Report> {
 
     // Rheap_tables_live back to its start value once the shared tables are dropped (and the
     // start value counted them).
-    let live_end = status(&mut c, "Rheap_tables_live")?;
+    let live_end = global_status(&mut c, "Rheap_tables_live")?;
     c.query_drop("DROP TABLE shared_h, shared_b")?;
-    let live_after_drop = status(&mut c, "Rheap_tables_live")?;
+    let live_after_drop = global_status(&mut c, "Rheap_tables_live")?;
     check(
         "Rheap_tables_live back to start",
         live_end == live_start && live_after_drop + 2 == live_start,

@@ -10,6 +10,7 @@ use mysql::prelude::Queryable;
 use mysql::Conn;
 use rheap_mtr_tests::plugin;
 use rheap_mtr_tests::server::{Options, Server};
+use rheap_mtr_tests::sql::global_status;
 
 /// ER_OUT_OF_RESOURCES (HA_ERR_OUT_OF_MEM), ER_OUTOFMEMORY, ER_RECORD_FILE_FULL.
 const ACCEPTED: [u16; 3] = [1041, 1037, 1114];
@@ -29,11 +30,6 @@ fn failpoints_server() -> Result<Server> {
 
 fn count(c: &mut Conn, sql: &str) -> Result<u64> {
     Ok(c.query_first::<u64, _>(sql)?.unwrap_or(0))
-}
-
-fn status(c: &mut Conn, name: &str) -> Result<u64> {
-    let row: Option<(String, u64)> = c.query_first(format!("SHOW GLOBAL STATUS LIKE '{name}'"))?;
-    Ok(row.map_or(0, |r| r.1))
 }
 
 /// Runs `sql` with allocation failing after `n` blocks; the switch is off again afterwards.
@@ -108,7 +104,7 @@ fn failed_blocks_fail_the_statement_and_leave_tables_whole() -> Result<()> {
         "INSERT INTO seq WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s \
          WHERE n < {ROWS}) SELECT n FROM s"
     ))?;
-    let live = status(&mut c, "Rheap_tables_live")?;
+    let live = global_status(&mut c, "Rheap_tables_live")?;
 
     // A user table with a hash primary key, a BTREE key and a hash key on a string.
     c.query_drop(
@@ -146,32 +142,32 @@ fn failed_blocks_fail_the_statement_and_leave_tables_whole() -> Result<()> {
     );
     c.query_drop("DROP TABLE f")?;
     ensure!(
-        status(&mut c, "Rheap_tables_live")? == live,
+        global_status(&mut c, "Rheap_tables_live")? == live,
         "a table is left"
     );
 
     // Internal temporary tables (rheap_takeover=INTERNAL, the default): GROUP BY, UNION,
     // DISTINCT fail mid-way with an error and leave no table and no block behind.
     // SQL_SMALL_RESULT: a temporary table whatever the statistics say (else a sort may do).
-    let used = status(&mut c, "Rheap_memory_used")?;
+    let used = global_status(&mut c, "Rheap_memory_used")?;
     for sql in [
         "SELECT SQL_SMALL_RESULT i % 5003 AS g, COUNT(*) FROM seq GROUP BY g ORDER BY g",
         "SELECT COUNT(*) FROM (SELECT i % 3001 AS a FROM seq UNION SELECT i % 4001 FROM seq) d",
         "SELECT DISTINCT SQL_SMALL_RESULT i % 7919 AS d FROM seq ORDER BY d",
     ] {
         let expect = sql_rows(&mut c, sql)?;
-        let created = status(&mut c, "Rheap_internal_tables_created")?;
+        let created = global_status(&mut c, "Rheap_internal_tables_created")?;
         let (mut failures, mut n) = (0, 0);
         loop {
             ensure!(n < MAX_N, "{sql}: still failing after {MAX_N} blocks");
             let ok = with_failure(&mut c, n, sql)?;
             ensure!(count(&mut c, "SELECT 1")? == 1, "server answers");
             ensure!(
-                status(&mut c, "Rheap_tables_live")? == live,
+                global_status(&mut c, "Rheap_tables_live")? == live,
                 "{sql}: a table is left"
             );
             ensure!(
-                status(&mut c, "Rheap_memory_used")? == used,
+                global_status(&mut c, "Rheap_memory_used")? == used,
                 "{sql}: blocks are left after {n}"
             );
             if ok {
@@ -185,7 +181,7 @@ fn failed_blocks_fail_the_statement_and_leave_tables_whole() -> Result<()> {
             "{sql}: other rows after failures"
         );
         ensure!(
-            status(&mut c, "Rheap_internal_tables_created")? > created,
+            global_status(&mut c, "Rheap_internal_tables_created")? > created,
             "{sql} made no rheap temporary table"
         );
         eprintln!("{sql}: {failures} failures, success at {n}");
@@ -248,7 +244,7 @@ fn any_failed_allocation_fails_the_statement_not_the_server() -> Result<()> {
         "INSERT INTO seq WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s \
          WHERE n < 3000) SELECT n FROM s",
     )?;
-    let live = status(&mut c, "Rheap_tables_live")?;
+    let live = global_status(&mut c, "Rheap_tables_live")?;
     c.query_drop(
         "CREATE TABLE f (id INT NOT NULL PRIMARY KEY, b INT NOT NULL, \
          v VARCHAR(200) CHARACTER SET utf8mb4 NOT NULL, \
@@ -323,7 +319,7 @@ fn any_failed_allocation_fails_the_statement_not_the_server() -> Result<()> {
             "SELECT COUNT(*) FROM information_schema.TABLES WHERE ENGINE = 'RHEAP'",
         )?;
         ensure!(
-            status(&mut c, "Rheap_tables_live")? == live + named,
+            global_status(&mut c, "Rheap_tables_live")? == live + named,
             "{sql}: an internal table is left"
         );
     }
@@ -334,7 +330,7 @@ fn any_failed_allocation_fails_the_statement_not_the_server() -> Result<()> {
     );
     c.query_drop("DROP TABLE f, tb")?;
     ensure!(
-        status(&mut c, "Rheap_tables_live")? == live,
+        global_status(&mut c, "Rheap_tables_live")? == live,
         "a table is left"
     );
     no_internal_errors(&server)

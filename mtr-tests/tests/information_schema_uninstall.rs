@@ -5,21 +5,10 @@
 
 use mysql::prelude::Queryable;
 use rheap_mtr_tests::server::{Options, Server};
-use rheap_mtr_tests::sql::{query_text, rheap_available};
+use rheap_mtr_tests::sql::{global_status, query_text, rheap_available, session_status};
 
 fn served(c: &mut mysql::Conn) -> anyhow::Result<u64> {
-    Ok(c.query_first::<u64, _>(
-        "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS \
-             WHERE VARIABLE_NAME = 'RHEAP_INFORMATION_SCHEMA_TABLES'",
-    )?
-    .unwrap_or(0))
-}
-
-/// This session's `Created_tmp_disk_tables`.
-fn disk_tables(c: &mut mysql::Conn) -> anyhow::Result<u64> {
-    let row: Option<(String, u64)> =
-        c.query_first("SHOW SESSION STATUS LIKE 'Created_tmp_disk_tables'")?;
-    Ok(row.map_or(0, |r| r.1))
+    global_status(c, "Rheap_information_schema_tables")
 }
 
 #[test]
@@ -57,19 +46,19 @@ fn uninstall_and_install_while_show_full_columns_runs() -> anyhow::Result<()> {
         c.query_drop("UNINSTALL SONAME 'ha_rheap'")?;
         assert!(!rheap_available(&mut c)?);
         // Aria has its own factory back: the table is on disk again.
-        let disk = disk_tables(&mut c)?;
+        let disk = session_status(&mut c, "Created_tmp_disk_tables")?;
         assert_eq!(
             query_text(&mut c, "SHOW FULL COLUMNS FROM test.t")?,
             expected
         );
-        assert_eq!(disk_tables(&mut c)?, disk + 1);
+        assert_eq!(session_status(&mut c, "Created_tmp_disk_tables")?, disk + 1);
         c.query_drop("INSTALL SONAME 'ha_rheap'")?;
-        let disk = disk_tables(&mut c)?;
+        let disk = session_status(&mut c, "Created_tmp_disk_tables")?;
         assert_eq!(
             query_text(&mut c, "SHOW FULL COLUMNS FROM test.t")?,
             expected
         );
-        assert_eq!(disk_tables(&mut c)?, disk);
+        assert_eq!(session_status(&mut c, "Created_tmp_disk_tables")?, disk);
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     for w in workers {

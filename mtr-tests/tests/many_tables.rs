@@ -6,11 +6,7 @@ use anyhow::{ensure, Result};
 use mysql::prelude::Queryable;
 use mysql::Conn;
 use rheap_mtr_tests::server::Server;
-
-fn status(c: &mut Conn, name: &str) -> Result<u64> {
-    let row: Option<(String, u64)> = c.query_first(format!("SHOW GLOBAL STATUS LIKE '{name}'"))?;
-    Ok(row.map_or(0, |r| r.1))
-}
+use rheap_mtr_tests::sql::global_status;
 
 /// The largest block (engine/src/alloc/policy.rs): no structure's first block is larger.
 const MAX_BLOCK: u64 = 4 << 20;
@@ -21,13 +17,13 @@ fn min_rows_at_its_largest_does_not_preallocate() -> Result<()> {
     let mut c = server.conn()?;
     // A limit that lets the table hold all those rows: only the block cap stands in the way.
     c.query_drop("SET SESSION max_heap_table_size = 64 * 1024 * 1024 * 1024")?;
-    let before = status(&mut c, "Rheap_memory_used")?;
+    let before = global_status(&mut c, "Rheap_memory_used")?;
     c.query_drop(
         "CREATE TABLE n (a INT, b CHAR(200), KEY (a), KEY (b) USING BTREE) ENGINE=RHEAP \
          MIN_ROWS=4294967295",
     )?;
     c.query_drop("INSERT INTO n VALUES (1, 'x')")?;
-    let used = status(&mut c, "Rheap_memory_used")? - before;
+    let used = global_status(&mut c, "Rheap_memory_used")? - before;
     // HEAP would size its first block from MIN_ROWS: 4294967295 rows of 200+ bytes.
     ensure!(
         used > 0 && used <= 3 * MAX_BLOCK,
@@ -37,7 +33,7 @@ fn min_rows_at_its_largest_does_not_preallocate() -> Result<()> {
     ensure!(n == Some(1));
     c.query_drop("DROP TABLE n")?;
     ensure!(
-        status(&mut c, "Rheap_memory_used")? == before,
+        global_status(&mut c, "Rheap_memory_used")? == before,
         "blocks left"
     );
     Ok(())
@@ -48,7 +44,7 @@ fn thousands_of_tables() -> Result<()> {
     const TABLES: u64 = 2000;
     let server = Server::with_rheap()?;
     let mut c = server.conn()?;
-    let live = status(&mut c, "Rheap_tables_live")?;
+    let live = global_status(&mut c, "Rheap_tables_live")?;
     for i in 0..TABLES {
         c.query_drop(format!(
             "CREATE TABLE t{i} (a INT PRIMARY KEY, b VARCHAR(20), KEY (b) USING BTREE) \
@@ -58,7 +54,7 @@ fn thousands_of_tables() -> Result<()> {
             "INSERT INTO t{i} VALUES ({i}, 'b{i}'), ({i} + 1, 'c')"
         ))?;
     }
-    ensure!(status(&mut c, "Rheap_tables_live")? == live + TABLES);
+    ensure!(global_status(&mut c, "Rheap_tables_live")? == live + TABLES);
     // Every table still holds its own rows (after the table cache evicted most of them).
     for i in (0..TABLES).step_by(97) {
         let b: Option<String> = c.query_first(format!("SELECT b FROM t{i} WHERE a = {i}"))?;
@@ -72,7 +68,10 @@ fn thousands_of_tables() -> Result<()> {
     for i in 0..TABLES {
         c.query_drop(format!("DROP TABLE t{i}"))?;
     }
-    ensure!(status(&mut c, "Rheap_tables_live")? == live, "tables left");
+    ensure!(
+        global_status(&mut c, "Rheap_tables_live")? == live,
+        "tables left"
+    );
     Ok(())
 }
 
@@ -82,7 +81,7 @@ fn thousands_of_concurrent_temporary_tables() -> Result<()> {
     const PER_SESSION: usize = 250;
     let server = Server::with_rheap()?;
     let mut c = server.conn()?;
-    let live = status(&mut c, "Rheap_tables_live")?;
+    let live = global_status(&mut c, "Rheap_tables_live")?;
     let mut conns: Vec<Conn> = (0..SESSIONS)
         .map(|_| server.conn())
         .collect::<Result<_>>()?;
@@ -107,7 +106,7 @@ fn thousands_of_concurrent_temporary_tables() -> Result<()> {
         Ok(())
     })?;
     let total = (SESSIONS * PER_SESSION) as u64;
-    ensure!(status(&mut c, "Rheap_tables_live")? == live + total);
+    ensure!(global_status(&mut c, "Rheap_tables_live")? == live + total);
     // Each session sees its own tables only: same names, its own rows.
     for (k, conn) in conns.iter_mut().enumerate() {
         for i in (0..PER_SESSION).step_by(31) {
@@ -120,7 +119,7 @@ fn thousands_of_concurrent_temporary_tables() -> Result<()> {
         conn.query_drop(format!("DROP TEMPORARY TABLE {}", names.join(", ")))?;
     }
     ensure!(
-        status(&mut c, "Rheap_tables_live")? == live,
+        global_status(&mut c, "Rheap_tables_live")? == live,
         "temporary tables left"
     );
     Ok(())

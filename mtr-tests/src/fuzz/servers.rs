@@ -9,6 +9,7 @@ use super::outcome::Outcome;
 use super::rng::Rng;
 use super::{case_rng, out_dir, shrink, Mismatch, Mode, Progress, Report, SHRINK_BUDGET};
 use crate::server::{Options, Server};
+use crate::sql::global_status;
 use anyhow::{Context, Result};
 use mysql::prelude::Queryable;
 use mysql::Conn;
@@ -311,13 +312,8 @@ pub fn run(seed: u64, budget: Duration, max_mismatches: usize) -> Result<Report>
     report.elapsed = progress.elapsed();
     // The comparison means something only if rheap served the tables, and some of them
     // filled up and moved to Aria.
-    let counter = |c: &mut Conn, name: &str| -> Result<u64> {
-        let v: Option<(String, u64)> =
-            c.query_first(format!("SHOW GLOBAL STATUS LIKE '{name}'"))?;
-        Ok(v.map_or(0, |(_, n)| n))
-    };
-    let served = counter(&mut pair.rheap, "Rheap_internal_tables_created")?;
-    let moved = counter(&mut pair.rheap, "Rheap_internal_tables_converted")?;
+    let served = global_status(&mut pair.rheap, "Rheap_internal_tables_created")?;
+    let moved = global_status(&mut pair.rheap, "Rheap_internal_tables_converted")?;
     println!("[fuzz servers] rheap served {served} internal temporary tables, {moved} of them moved to Aria");
     anyhow::ensure!(
         report.cases == 0 || (served > 0 && moved > 0),
