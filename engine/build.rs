@@ -14,10 +14,6 @@ fn main() {
         services,
         "-lstdc++".to_string(),
         format!("-Wl,--version-script={}", script.display()),
-        // The per-row paths' functions are in sections named `.text.hot.*` (their
-        // `#[link_section]`): kept together in one `.text.hot`, the code a row runs through
-        // spans fewer instruction-cache lines between the server's own code.
-        "-Wl,-z,keep-text-section-prefix".to_string(),
         // The shim's calls into the engine's exported `rheap_*` functions bind here, at link
         // time: a direct call, not one through the PLT.
         "-Wl,-Bsymbolic-functions".to_string(),

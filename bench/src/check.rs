@@ -8,7 +8,7 @@ use crate::workload::{Temp, Workload};
 use anyhow::{bail, Context, Result};
 use mysql::prelude::Queryable;
 use mysql::Conn;
-use rheap_mtr_tests::sql::query_cells;
+use rheap_harness::sql::query_cells;
 use serde::Serialize;
 
 /// Columns whose values are estimates or times that differ from server to server (InnoDB's

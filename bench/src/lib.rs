@@ -10,9 +10,9 @@
 //! - [`run`]: interleaved rounds, client threads, median and spread.
 //! - [`probe`]: mmap/munmap per statement (strace, outside the timed rounds).
 //! - [`report`], [`plot`]: markdown, JSON, SVG.
-//! - [`callgrind`]: reading a callgrind profile (from the test harness), for the `footprint` tool.
+//! - [`callgrind`]: reading a callgrind profile, for the `footprint` tool.
 
-pub use rheap_mtr_tests::callgrind;
+pub mod callgrind;
 pub mod check;
 pub mod plot;
 pub mod probe;

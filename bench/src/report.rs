@@ -1,6 +1,7 @@
 //! The report: what ran where, the numbers per cell, the ratios, as JSON and as markdown.
 
 use crate::check::WorkloadCheck;
+use crate::system::Build;
 use anyhow::{ensure, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
@@ -42,6 +43,25 @@ pub struct ConfigResult {
     pub about: String,
     /// mariadbd's VmHWM at the end of the run.
     pub peak_rss_bytes: Option<u64>,
+    /// The plugin build it ran (its plugin directory's build.json, or `{"build":"unknown"}`);
+    /// absent for a system without a plugin of its own, and in results from before the record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<Build>,
+}
+
+/// `rheap: plain build of 3f86118`: a line per system that ran a plugin build, in order.
+pub fn build_lines(configs: &[ConfigResult]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for c in configs {
+        if let Some(b) = &c.build {
+            if !seen.contains(&c.system.as_str()) {
+                seen.push(&c.system);
+                out.push(format!("{}: {b}", c.system));
+            }
+        }
+    }
+    out
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -291,6 +311,10 @@ impl Report {
     pub fn markdown(&self) -> String {
         let mut out = String::new();
         let m = &self.method;
+        let builds = build_lines(&self.configurations);
+        if !builds.is_empty() {
+            let _ = writeln!(out, "Plugin builds: {}.\n", builds.join("; "));
+        }
         let _ = writeln!(
             out,
             "Statements/s, median of {} rounds of {:.2} s per cell (± half the range of the \
@@ -716,6 +740,37 @@ mod tests {
     }
 
     #[test]
+    fn the_builds_are_named_once_per_system_that_ran_a_plugin() {
+        let mut configs = fake().configurations;
+        let mut b = configs[2].clone();
+        b.system = "rheap-b".into();
+        b.label = "rheap-b 16M".into();
+        b.build = Some(Build {
+            build: "pgo".into(),
+            commit: Some("abc1234ffff".into()),
+            dirty: Some(true),
+            features: Some(vec![]),
+        });
+        let mut old = b.clone();
+        old.system = "rheap-off".into();
+        old.build = Some(Build::unknown());
+        configs.extend([b, old]);
+        assert_eq!(
+            build_lines(&configs),
+            [
+                "rheap: plain build of 3f86118",
+                "rheap-b: pgo build of abc1234 (dirty)",
+                "rheap-off: unknown build (no build.json)"
+            ]
+        );
+        // Results from before the record read as without one.
+        let mut v = serde_json::to_value(&configs[0]).unwrap();
+        v.as_object_mut().unwrap().remove("build");
+        let c: ConfigResult = serde_json::from_value(v).unwrap();
+        assert_eq!(c.build, None);
+    }
+
+    #[test]
     fn thousands_separators() {
         assert_eq!(thousands(0.4), "0");
         assert_eq!(thousands(999.0), "999");
@@ -739,6 +794,12 @@ mod tests {
             size: z.to_string(),
             about: format!("system {s}"),
             peak_rss_bytes: Some((100 + i as u64) << 20),
+            build: (*s == "rheap").then(|| Build {
+                build: "plain".into(),
+                commit: Some("3f86118a9c".into()),
+                dirty: Some(false),
+                features: Some(vec![]),
+            }),
         })
         .collect();
         let workloads = crate::workload::ALL

@@ -5,8 +5,11 @@ use crate::schema::Schema;
 use anyhow::{bail, Context, Result};
 use mysql::prelude::Queryable;
 use mysql::Conn;
-use rheap_mtr_tests::server::{Options, Server};
-use rheap_mtr_tests::sql;
+use rheap_harness::server::{Options, Server};
+use rheap_harness::sql;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::Path;
 
 /// A server set-up whose throughput is measured.
 pub trait SystemUnderTest: Send + Sync {
@@ -86,20 +89,44 @@ impl SystemUnderTest for RheapOff {
 }
 
 /// Another build of rheap (`rheap_takeover=INTERNAL`), loaded from the plugin directory named
-/// by `RHEAP_B_PLUGIN_DIR`: two builds compared in one run, e.g. before and after a change
-/// (copy `target/plugin` aside with `cp -a`, change, rebuild).
-pub struct RheapB;
+/// by an environment variable: builds compared in one run, e.g. before and after a change
+/// (`rheap-b` from `RHEAP_B_PLUGIN_DIR`: copy `target/dist` aside with `cp -a`, change,
+/// rebuild), or a plain build against a profile-guided one (`rheap-c` from
+/// `RHEAP_C_PLUGIN_DIR`).
+pub struct OtherBuild {
+    name: &'static str,
+    about: &'static str,
+    var: &'static str,
+}
 
-impl SystemUnderTest for RheapB {
+/// `rheap-b`.
+pub const RHEAP_B: OtherBuild = OtherBuild {
+    name: "rheap-b",
+    about: "mariadbd with the ha_rheap.so of RHEAP_B_PLUGIN_DIR, rheap_takeover=INTERNAL",
+    var: "RHEAP_B_PLUGIN_DIR",
+};
+
+/// `rheap-c`.
+pub const RHEAP_C: OtherBuild = OtherBuild {
+    name: "rheap-c",
+    about: "mariadbd with the ha_rheap.so of RHEAP_C_PLUGIN_DIR, rheap_takeover=INTERNAL",
+    var: "RHEAP_C_PLUGIN_DIR",
+};
+
+impl SystemUnderTest for OtherBuild {
     fn name(&self) -> &'static str {
-        "rheap-b"
+        self.name
     }
     fn about(&self) -> &'static str {
-        "mariadbd with the ha_rheap.so of RHEAP_B_PLUGIN_DIR, rheap_takeover=INTERNAL"
+        self.about
     }
     fn options(&self) -> Result<Options> {
-        let dir = std::env::var_os("RHEAP_B_PLUGIN_DIR")
-            .context("set RHEAP_B_PLUGIN_DIR to the plugin directory of the build to compare")?;
+        let dir = std::env::var_os(self.var).with_context(|| {
+            format!(
+                "set {} to the plugin directory of the build to compare",
+                self.var
+            )
+        })?;
         let mut o = with_plugin("INTERNAL")?;
         o.plugin_dir = Some(dir.into());
         Ok(o)
@@ -161,7 +188,8 @@ pub fn all() -> Vec<Box<dyn SystemUnderTest>> {
         Box::new(StockHeap),
         Box::new(Rheap),
         Box::new(RheapOff),
-        Box::new(RheapB),
+        Box::new(RHEAP_B),
+        Box::new(RHEAP_C),
         Box::new(StockAria),
     ]
 }
@@ -178,6 +206,125 @@ pub fn named(name: &str) -> Result<Box<dyn SystemUnderTest>> {
     })
 }
 
+/// The command lines' parser of a system's name ([`all`]'s names, each with its `about` in
+/// `--help`; any other name is an error that lists them).
+pub fn arg_parser() -> impl clap::builder::TypedValueParser<Value = String> {
+    clap::builder::PossibleValuesParser::new(
+        all()
+            .iter()
+            .map(|s| clap::builder::PossibleValue::new(s.name()).help(s.about())),
+    )
+}
+
+/// The file beside `ha_rheap.so` in a plugin directory that says which build it is (written by
+/// `cargo xtask dist`).
+pub const BUILD_RECORD: &str = "build.json";
+
+/// Which build of ha_rheap.so a system ran: its plugin directory's [`BUILD_RECORD`],
+/// `{"build":"plain"|"pgo","commit":"<sha>","dirty":bool,"features":[...]}`, or
+/// `{"build":"unknown"}` when the directory has none (builds from before the record).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Build {
+    /// `plain` or `pgo`; `unknown` when there was no record, and then no other field.
+    pub build: String,
+    /// The commit it was built from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// Whether the work tree had changes the commit does not hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty: Option<bool>,
+    /// The cargo features it was built with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub features: Option<Vec<String>>,
+}
+
+impl Build {
+    /// What is known of a build without a record.
+    pub fn unknown() -> Build {
+        Build {
+            build: "unknown".into(),
+            commit: None,
+            dirty: None,
+            features: None,
+        }
+    }
+
+    /// The record in `plugin_dir`: [`unknown`](Self::unknown) when there is none, an error
+    /// naming the file when it cannot be read or is not a build record.
+    pub fn read(plugin_dir: &Path) -> Result<Build> {
+        let path = plugin_dir.join(BUILD_RECORD);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Build::parse(&text).with_context(|| {
+                format!(
+                    "{} is not a build record: {{\"build\":\"plain\"|\"pgo\",\"commit\":\"<sha>\",\
+                     \"dirty\":true|false,\"features\":[...]}}",
+                    path.display()
+                )
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Build::unknown()),
+            Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+        }
+    }
+
+    /// A record's text: every field there, of its type, and `build` one of the two kinds.
+    pub fn parse(text: &str) -> Result<Build> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "lowercase")]
+        enum Kind {
+            Plain,
+            Pgo,
+        }
+        #[derive(Deserialize)]
+        struct Record {
+            build: Kind,
+            commit: String,
+            dirty: bool,
+            features: Vec<String>,
+        }
+        let r: Record = serde_json::from_str(text)?;
+        if r.commit.is_empty() {
+            bail!("its commit is empty");
+        }
+        Ok(Build {
+            build: match r.build {
+                Kind::Plain => "plain",
+                Kind::Pgo => "pgo",
+            }
+            .into(),
+            commit: Some(r.commit),
+            dirty: Some(r.dirty),
+            features: Some(r.features),
+        })
+    }
+}
+
+/// `plain build of 3f86118`, `pgo build of abc1234 (dirty; features: a, b)`, `unknown build
+/// (no build.json)`.
+impl fmt::Display for Build {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(commit) = &self.commit else {
+            return write!(f, "{} build (no {BUILD_RECORD})", self.build);
+        };
+        write!(
+            f,
+            "{} build of {}",
+            self.build,
+            commit.get(..7).unwrap_or(commit)
+        )?;
+        let mut notes = Vec::new();
+        if self.dirty == Some(true) {
+            notes.push("dirty".to_string());
+        }
+        if let Some(features) = self.features.as_ref().filter(|f| !f.is_empty()) {
+            notes.push(format!("features: {}", features.join(", ")));
+        }
+        if !notes.is_empty() {
+            write!(f, " ({})", notes.join("; "))?;
+        }
+        Ok(())
+    }
+}
+
 /// `tmp_table_size` = `max_heap_table_size` for one configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Size(pub &'static str);
@@ -189,6 +336,9 @@ pub struct Configuration {
     pub system: Box<dyn SystemUnderTest>,
     pub size: Size,
     pub server: Server,
+    /// The plugin build it runs ([`Build::read`] of its plugin directory); None for a system
+    /// without one of its own (the stock ones).
+    pub build: Option<Build>,
     /// The highest peak resident set of the server's earlier processes (before restarts).
     earlier_peak_rss: Option<u64>,
 }
@@ -221,6 +371,12 @@ impl Configuration {
             "--max-connections=200".into(),
         ]);
         adjust(&mut opts);
+        let build = opts
+            .plugin_dir
+            .as_deref()
+            .map(Build::read)
+            .transpose()
+            .with_context(|| format!("the plugin build of {}", label(system.name(), size)))?;
         let server = Server::start(opts)
             .with_context(|| format!("starting {}", label(system.name(), size)))?;
         let mut c = server.conn()?;
@@ -239,6 +395,7 @@ impl Configuration {
             system,
             size,
             server,
+            build,
             earlier_peak_rss: None,
         })
     }
@@ -274,4 +431,85 @@ impl Configuration {
 
 pub fn label(system: &str, size: Size) -> String {
     format!("{system} {}", size.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh directory holding `build.json` with `record`, if any.
+    fn plugin_dir(name: &str, record: Option<&str>) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("rheap-bench-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        if let Some(r) = record {
+            std::fs::write(dir.join(BUILD_RECORD), r).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn a_build_record_is_read_beside_the_plugin() {
+        let dir = plugin_dir(
+            "present",
+            Some(r#"{"build":"pgo","commit":"abc1234def","dirty":true,"features":[]}"#),
+        );
+        let b = Build::read(&dir).unwrap();
+        assert_eq!(b.build, "pgo");
+        assert_eq!(b.commit.as_deref(), Some("abc1234def"));
+        assert_eq!(b.to_string(), "pgo build of abc1234 (dirty)");
+        let json = serde_json::to_string(&b).unwrap();
+        assert_eq!(
+            json,
+            r#"{"build":"pgo","commit":"abc1234def","dirty":true,"features":[]}"#
+        );
+        let plain = Build::parse(
+            r#"{"build":"plain","commit":"3f86118","dirty":false,"features":["x","y"],"more":1}"#,
+        )
+        .unwrap();
+        assert_eq!(plain.to_string(), "plain build of 3f86118 (features: x, y)");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn without_a_build_record_the_build_is_unknown() {
+        let dir = plugin_dir("missing", None);
+        let b = Build::read(&dir).unwrap();
+        assert_eq!(b, Build::unknown());
+        assert_eq!(serde_json::to_string(&b).unwrap(), r#"{"build":"unknown"}"#);
+        assert_eq!(b.to_string(), "unknown build (no build.json)");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_malformed_build_record_is_an_error_naming_the_file() {
+        for (name, text) in [
+            ("not-json", "plain"),
+            (
+                "no-commit",
+                r#"{"build":"plain","dirty":false,"features":[]}"#,
+            ),
+            (
+                "other-kind",
+                r#"{"build":"debug","commit":"abc","dirty":false,"features":[]}"#,
+            ),
+            (
+                "dirty-string",
+                r#"{"build":"plain","commit":"abc","dirty":"no","features":[]}"#,
+            ),
+            (
+                "empty-commit",
+                r#"{"build":"plain","commit":"","dirty":false,"features":[]}"#,
+            ),
+        ] {
+            let dir = plugin_dir(name, Some(text));
+            let e = format!("{:#}", Build::read(&dir).unwrap_err());
+            assert!(
+                e.contains(&dir.join(BUILD_RECORD).display().to_string())
+                    && e.contains("is not a build record"),
+                "{name}: {e}"
+            );
+            std::fs::remove_dir_all(dir).unwrap();
+        }
+    }
 }

@@ -130,10 +130,14 @@ pub fn by_name(name: &str) -> Option<Workload> {
     ALL.iter().copied().find(|w| w.name == name)
 }
 
-/// [`by_name`], or an error that lists the names there are (for command lines).
-pub fn named(name: &str) -> anyhow::Result<Workload> {
-    by_name(name).ok_or_else(|| {
-        let names: Vec<&str> = ALL.iter().map(|w| w.name).collect();
-        anyhow::anyhow!("no workload {name:?}; there are {}", names.join(", "))
-    })
+/// The command lines' parser of a workload's name ([`ALL`]'s names, each with its `about` in
+/// `--help`; any other name is an error that lists them).
+pub fn arg_parser() -> impl clap::builder::TypedValueParser<Value = Workload> {
+    clap::builder::TypedValueParser::map(
+        clap::builder::PossibleValuesParser::new(
+            ALL.iter()
+                .map(|w| clap::builder::PossibleValue::new(w.name).help(w.about)),
+        ),
+        |name| by_name(&name).expect("one of the possible values"),
+    )
 }

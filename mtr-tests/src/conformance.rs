@@ -17,9 +17,11 @@
 //! a listed test that no longer differs is a *stale* entry. The run fails on a difference not
 //! listed, on a stale entry, on a guard that did not pass, and on a pass mtr did not finish.
 
-use crate::storage_engine::verdict::{self, Counts, Outcome};
-use crate::{list_file, mtr, paths, plugin};
+use crate::storage_engine::outcome::{self, Outcome};
+use crate::storage_engine::verdict::Counts;
+use crate::{list_file, mtr};
 use anyhow::{Context, Result};
+use rheap_harness::{paths, plugin};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -342,7 +344,7 @@ fn run_pass(
     let log = std::fs::read(&run.log).with_context(|| format!("reading {}", run.log.display()))?;
     let mut pass = Pass {
         label,
-        outcomes: verdict::outcomes(summary.outcomes.iter().map(|(n, o)| (n.as_str(), *o)), &[]),
+        outcomes: outcome::outcomes(summary.outcomes.iter().map(|(n, o)| (n.as_str(), *o)), &[]),
         reports: failure_reports(&String::from_utf8_lossy(&log)),
         finished: run.report.is_file(),
         took,

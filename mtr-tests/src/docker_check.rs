@@ -579,7 +579,7 @@ CMD [\"ci/test\"]
 
     #[test]
     fn the_repositorys_docker_files_pass_every_check() {
-        let checks = run(&crate::paths::workspace());
+        let checks = run(&rheap_harness::paths::workspace());
         let problems: Vec<String> = checks
             .iter()
             .filter_map(|c| c.problem.clone().map(|p| format!("{}: {p}", c.name)))

@@ -1,8 +1,8 @@
 //! Runs the installed mysql-test-run and counts its outcomes.
 
-use crate::paths;
-use crate::process;
 use anyhow::{Context, Result};
+use rheap_harness::paths;
+use rheap_harness::process;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -235,7 +235,10 @@ fn scan_valgrind(text: &str, out: &mut Valgrind) {
             let leak = first.contains("are definitely lost") || first.contains("are possibly lost");
             if leak || ERRORS.iter().any(|e| first.starts_with(e)) {
                 let rheap = block.iter().any(|l| {
-                    l.contains("ha_rheap") || l.contains("librheap") || l.contains("rheap::")
+                    l.contains("ha_rheap")
+                        || l.contains("librheap")
+                        || l.contains("rheap::")
+                        || l.contains("rheap_core::")
                 });
                 if rheap && out.first_rheap.is_none() {
                     out.first_rheap = Some(block.join("\n"));
@@ -424,7 +427,7 @@ mod tests {
 
     #[test]
     fn every_test_of_our_suites_has_a_result_file() {
-        let suites = crate::paths::suites();
+        let suites = rheap_harness::paths::suites();
         for entry in std::fs::read_dir(&suites).unwrap() {
             let suite = entry.unwrap().path();
             assert_eq!(
@@ -451,7 +454,7 @@ mod tests {
         run.suites = vec!["main".into(), dir.display().to_string()];
         let refused = run.check_result_files(&dir).unwrap_err().to_string();
         // A suite outside ours (the storage_engine suite's overlay, say) is not checked.
-        let elsewhere = run.check_result_files(&crate::paths::suites());
+        let elsewhere = run.check_result_files(&rheap_harness::paths::suites());
         run.tests.push("--record".into());
         let recording = run.check_result_files(&dir);
         std::fs::remove_dir_all(&dir).unwrap();

@@ -20,16 +20,18 @@
 
 pub mod compare;
 pub mod exceptions;
+pub mod outcome;
 pub mod verdict;
 
-use crate::{mtr, paths, plugin};
+use crate::mtr;
 use anyhow::{ensure, Context, Result};
 use compare::Comparison;
 use exceptions::Exceptions;
+use rheap_harness::{paths, plugin};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use verdict::Verdict;
+use verdict::{Verdict, GUARD};
 
 /// The suite's name, under the installed mysql-test's `suite/`.
 pub const SUITE: &str = "storage_engine";
@@ -37,9 +39,6 @@ pub const SUITE: &str = "storage_engine";
 /// Its sub-suites, each run as a suite of its own; our names for their tests are
 /// `<sub>/<test>`.
 pub const SUB_SUITES: &[&str] = &["parts", "trx"];
-
-/// The name of our guard test in the copy.
-pub const GUARD: &str = "rheap_is_loaded";
 
 /// An engine the suite runs against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -269,7 +268,7 @@ fn workers() -> usize {
 
 /// What one engine's mtr run produced.
 struct EngineRun {
-    outcomes: BTreeMap<String, verdict::Outcome>,
+    outcomes: BTreeMap<String, outcome::Outcome>,
     mtr_ok: bool,
     log: PathBuf,
     took: Duration,
@@ -287,7 +286,7 @@ fn run_copy(copy: &SuiteCopy, extra: &[String], parallel: usize) -> Result<Engin
         .run()
         .with_context(|| format!("the run against {}", copy.engine.name()))?;
     Ok(EngineRun {
-        outcomes: verdict::outcomes(
+        outcomes: outcome::outcomes(
             summary.outcomes.iter().map(|(n, o)| (n.as_str(), *o)),
             &suites,
         ),
@@ -336,7 +335,7 @@ pub fn run(extra: &[String]) -> Result<Verdict> {
     let comparisons = rheap
         .outcomes
         .iter()
-        .filter(|(_, o)| **o == verdict::Outcome::Fail)
+        .filter(|(_, o)| **o == outcome::Outcome::Fail)
         .map(|(test, _)| {
             let memory_outcome = memory.outcomes.get(test).copied();
             let c = Comparison::of(test, &rheap_copy.dir, &memory_copy.dir, memory_outcome);

@@ -10,11 +10,11 @@
 //! A statement whose outcome the client could not learn (its connection broke) makes its row
 //! uncertain: the check then accepts the row either way, and counts it.
 
-use crate::server::{Options, Server};
-use crate::sql::{global_status, query_cells};
 use anyhow::{Context, Result};
 use mysql::prelude::Queryable;
 use mysql::Conn;
+use rheap_harness::server::{Options, Server};
+use rheap_harness::sql::{global_status, query_cells};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

@@ -8,9 +8,9 @@
 use anyhow::{bail, ensure, Result};
 use mysql::prelude::Queryable;
 use mysql::Conn;
-use rheap_mtr_tests::plugin;
-use rheap_mtr_tests::server::{Options, Server};
-use rheap_mtr_tests::sql::global_status;
+use rheap_harness::plugin;
+use rheap_harness::server::{Options, Server};
+use rheap_harness::sql::global_status;
 
 /// ER_OUT_OF_RESOURCES (HA_ERR_OUT_OF_MEM), ER_OUTOFMEMORY, ER_RECORD_FILE_FULL.
 const ACCEPTED: [u16; 3] = [1041, 1037, 1114];
@@ -191,7 +191,7 @@ fn failed_blocks_fail_the_statement_and_leave_tables_whole() -> Result<()> {
 }
 
 fn sql_rows(c: &mut Conn, sql: &str) -> Result<Vec<Vec<String>>> {
-    Ok(rheap_mtr_tests::sql::query_cells(c, sql)?.1)
+    Ok(rheap_harness::sql::query_cells(c, sql)?.1)
 }
 
 /// The rows of `f` found every way agree: a scan, each BTREE key over its whole range, and

@@ -1,8 +1,8 @@
 //! The basic life of an ENGINE=RHEAP table through SQL: create, insert, scan, update, delete,
 //! truncate, drop; limits and refusals as MEMORY gives them.
 
-use rheap_mtr_tests::server::Server;
-use rheap_mtr_tests::sql::transcript;
+use rheap_harness::server::Server;
+use rheap_harness::sql::transcript;
 
 #[test]
 fn create_insert_select_update_delete_truncate_drop() -> anyhow::Result<()> {

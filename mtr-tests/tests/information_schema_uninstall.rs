@@ -4,8 +4,8 @@
 //! engine at start-up (its init waits for Aria to be ready).
 
 use mysql::prelude::Queryable;
-use rheap_mtr_tests::server::{Options, Server};
-use rheap_mtr_tests::sql::{global_status, query_text, rheap_available, session_status};
+use rheap_harness::server::{Options, Server};
+use rheap_harness::sql::{global_status, query_text, rheap_available, session_status};
 
 fn served(c: &mut mysql::Conn) -> anyhow::Result<u64> {
     global_status(c, "Rheap_information_schema_tables")

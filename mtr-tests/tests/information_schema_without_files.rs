@@ -3,8 +3,8 @@
 //! creates one or more per statement without rheap, and nothing is left in tmpdir.
 
 use mysql::prelude::Queryable;
+use rheap_harness::server::{Options, Server};
 use rheap_mtr_tests::created_files::CreatedFiles;
-use rheap_mtr_tests::server::{Options, Server};
 
 const STATEMENTS: usize = 50;
 

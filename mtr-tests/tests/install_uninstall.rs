@@ -2,8 +2,8 @@
 //! lists it.
 
 use mysql::prelude::Queryable;
-use rheap_mtr_tests::server::{Options, Server};
-use rheap_mtr_tests::sql::{query_text, rheap_available};
+use rheap_harness::server::{Options, Server};
+use rheap_harness::sql::{query_text, rheap_available};
 
 #[test]
 fn install_then_uninstall_keeps_the_server_running() -> anyhow::Result<()> {

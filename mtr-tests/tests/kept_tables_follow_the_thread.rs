@@ -1,10 +1,10 @@
 //! A connection's thread that moves to another CPU still reuses the internal temporary table
 //! it kept on the CPU before: kept tables sit in per-CPU parts, and a part with no match
-//! lends from the others (engine/src/pool.rs), as the block cache lends blocks between its
-//! shards. The test moves the server's thread itself (`rheap_mtr_tests::pinned`).
+//! lends from the others (core/src/pool.rs), as the block cache lends blocks between its
+//! shards. The test moves the server's thread itself (`rheap_harness::pinned`).
 
 use mysql::prelude::Queryable;
-use rheap_mtr_tests::pinned::{allowed_cpus, Pinned};
+use rheap_harness::pinned::{allowed_cpus, Pinned};
 
 /// A GROUP BY whose internal temporary table (with a key, so fixed rows) rheap keeps.
 const GROUP_BY: &str = "SELECT b, COUNT(*) FROM t1 GROUP BY b";

@@ -5,7 +5,7 @@
 //! is all that counts.
 
 use mysql::prelude::Queryable;
-use rheap_mtr_tests::pinned::{allowed_cpus, Pinned};
+use rheap_harness::pinned::{allowed_cpus, Pinned};
 
 /// Statements of other shapes between the first statement and its return: more than a part
 /// kept before (64), fewer than it keeps now.

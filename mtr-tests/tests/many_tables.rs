@@ -5,10 +5,10 @@
 use anyhow::{ensure, Result};
 use mysql::prelude::Queryable;
 use mysql::Conn;
-use rheap_mtr_tests::server::Server;
-use rheap_mtr_tests::sql::global_status;
+use rheap_harness::server::Server;
+use rheap_harness::sql::global_status;
 
-/// The largest block (engine/src/alloc/policy.rs): no structure's first block is larger.
+/// The largest block (core/src/alloc/policy.rs): no structure's first block is larger.
 const MAX_BLOCK: u64 = 4 << 20;
 
 #[test]

@@ -1,8 +1,8 @@
 //! After a server restart an RHEAP table exists and is empty, as a MEMORY table is; the
 //! installed plugin loads again from mysql.plugin.
 
-use rheap_mtr_tests::server::Server;
-use rheap_mtr_tests::sql::transcript;
+use rheap_harness::server::Server;
+use rheap_harness::sql::transcript;
 
 #[test]
 fn tables_survive_a_restart_empty() -> anyhow::Result<()> {

@@ -5,9 +5,9 @@
 //! The statements come from a fixed-seed generator, so a failure is reproducible; the
 //! transcript of the first difference is printed.
 
+use rheap_harness::server::Server;
+use rheap_harness::sql::transcript;
 use rheap_mtr_tests::fuzz::rng::Rng;
-use rheap_mtr_tests::server::Server;
-use rheap_mtr_tests::sql::transcript;
 
 /// A short string from a tiny alphabet with case and trailing-space variants, so that
 /// collation-equal keys are frequent.

@@ -6,8 +6,8 @@
 //!   deferred with the server's "plugin is busy" warning until the last of them is dropped.
 
 use mysql::prelude::Queryable;
-use rheap_mtr_tests::server::{Options, Server};
-use rheap_mtr_tests::sql::{query_text, rheap_available};
+use rheap_harness::server::{Options, Server};
+use rheap_harness::sql::{query_text, rheap_available};
 
 /// A statement that builds internal temporary tables for a while.
 const LONG_GROUP_BY: &str = "WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s \

@@ -7,8 +7,8 @@
 
 use mysql::prelude::Queryable;
 use object::{Object, ObjectSection, ObjectSymbol};
-use rheap_mtr_tests::server::{Options, Server};
-use rheap_mtr_tests::sql::{error_text, rheap_available};
+use rheap_harness::server::{Options, Server};
+use rheap_harness::sql::{error_text, rheap_available};
 
 /// The file offset of the symbol `name`.
 fn symbol_offset(image: &[u8], name: &str) -> anyhow::Result<usize> {
@@ -29,7 +29,7 @@ fn symbol_offset(image: &[u8], name: &str) -> anyhow::Result<usize> {
 
 #[test]
 fn other_server_version_refuses_the_plugin() -> anyhow::Result<()> {
-    let staged = rheap_mtr_tests::plugin::dir()?;
+    let staged = rheap_harness::plugin::dir()?;
     let mut image = std::fs::read(staged.join("ha_rheap.so"))?;
     let at = symbol_offset(&image, "rheap_storage_engine")?;
     let version = i32::from_ne_bytes(image[at..at + 4].try_into()?);

@@ -119,12 +119,7 @@ public:
     def.max_rows= s->max_rows;
     def.min_rows= s->min_rows;
     def.max_table_size= current_thd->variables.max_heap_table_size;
-    /* An internal table's BLOBs count against the server's in-memory limit for internal
-       tables (tmp_memory_table_size, within max_heap_table_size), as its rows do through
-       max_rows: past it, the server moves the table to Aria. */
-    if (internal && s->blob_fields)
-      def.max_table_size= MY_MIN(def.max_table_size,
-                                 current_thd->variables.tmp_memory_table_size);
+    def.tmp_memory_table_size= current_thd->variables.tmp_memory_table_size;
     def.auto_increment= auto_increment;
     def.internal= internal;
     def.tmp_table= s->tmp_table != NO_TMP_TABLE;
@@ -289,7 +284,7 @@ public:
   {
     /* A handler made for MEMORY without a table at hand (the partition engine makes those):
        decide by the name being created. */
-    if (ht == heap_hton && !rheap_serves((uint32_t) takeover_mode, 0, 1, name))
+    if (ht == heap_hton && !rheap_serves_created((uint32_t) takeover_mode, name))
     {
       handler *h= heap_create(ht, NULL, current_thd->mem_root);
       return h ? h->ha_create(name, form, info) : HA_ERR_OUT_OF_MEM;
@@ -593,23 +588,23 @@ static handler *rheap_create_handler(handlerton *hton, TABLE_SHARE *share, MEM_R
 /** hton->drop_table: 0 dropped, -1 not ours (so DROP TABLE IF EXISTS still notes "Unknown table"). */
 static int rheap_hton_drop_table(handlerton *, const char *path) { return rheap_drop_table(path); }
 
+/** What the server says of `share`, into `out`, for rheap to decide from; NULL without a share. */
+static const rheap_share_facts *share_facts(const TABLE_SHARE *share, rheap_share_facts *out)
+{
+  if (!share)
+    return NULL;
+  *out= { share->tmp_table == INTERNAL_TMP_TABLE, share->db.str, share->db.length,
+          share->blob_fields, share->max_rows, share->normalized_path.str };
+  return out;
+}
+
 /** MEMORY's handler factory while rheap is loaded: rheap's handler, still MEMORY's to the server
     (same handlerton, so conversion to Aria and every other heap-only path keep working), for
     the tables rheap_takeover gives it; HEAP's own otherwise. */
 static handler *rheap_heap_create(handlerton *hton, TABLE_SHARE *share, MEM_ROOT *mem_root)
 {
-  /* The server's internal temporary tables: an INTERNAL_TMP_TABLE share with no database, or
-     with information_schema's (SHOW INDEX, SHOW TABLE STATUS and every other I_S table).
-     CREATE TABLE and ALTER TABLE also build INTERNAL_TMP_TABLE shares, but in a database. */
-  bool internal= share && share->tmp_table == INTERNAL_TMP_TABLE &&
-    (!share->db.length || !strcmp(share->db.str, INFORMATION_SCHEMA_NAME.str));
-  /* Those shares in a database are tables being created (CREATE TABLE, ALTER's new table);
-     every other named table exists already, and is rheap's only if rheap holds it: else it is
-     HEAP's (created in another mode), and a handler of ours would open an empty table of
-     our own in its place. */
-  bool creating= share && share->tmp_table == INTERNAL_TMP_TABLE && !internal;
-  if (rheap_serves((uint32_t) takeover_mode, internal, creating,
-                   share ? share->normalized_path.str : NULL))
+  rheap_share_facts facts;
+  if (rheap_serves((uint32_t) takeover_mode, share_facts(share, &facts)))
     return new (mem_root) ha_rheap(hton, share, RHEAP_KIND_MEMORY);
   return heap_create(hton, share, mem_root);
 }
@@ -623,21 +618,20 @@ static handler *rheap_heap_create(handlerton *hton, TABLE_SHARE *share, MEM_ROOT
     conversion to Aria when the table is full. Every other table is Aria's. */
 static handler *rheap_aria_create(handlerton *hton, TABLE_SHARE *share, MEM_ROOT *mem_root)
 {
-  /* choose_engine asks before finalize() gives the share its max_rows (at least 1); the other
-     request for such a share, the conversion of a full in-memory table, comes after it and
-     must reach Aria. */
-  if (share && share->tmp_table == INTERNAL_TMP_TABLE && share->blob_fields &&
-      !share->max_rows && share->db.length == INFORMATION_SCHEMA_NAME.length &&
-      !strcmp(share->db.str, INFORMATION_SCHEMA_NAME.str))
+  /* Every Aria table comes here, some with no thread (at start-up); the tables rheap may take
+     are built by a statement. */
+  THD *thd= current_thd;
+  rheap_share_facts facts;
+  const rheap_share_facts *f= thd ? share_facts(share, &facts) : NULL;
+  if (f)
   {
-    THD *thd= current_thd;
     LEX *lex= thd->lex;
     /* A statement that only needs the definition, unless the table is the SHOW command's own
        (SHOW FULL COLUMNS reads COLUMNS, "reformed" from the SHOW). */
     bool structure_only= lex->only_view_structure() &&
       !(lex->query_tables && lex->query_tables->schema_table_reformed);
     bool disk_asked= thd->variables.big_tables || !thd->variables.tmp_memory_table_size;
-    if (rheap_serves_schema_table((uint32_t) takeover_mode, takeover_information_schema,
+    if (rheap_serves_schema_table((uint32_t) takeover_mode, f, takeover_information_schema,
                                   structure_only, disk_asked))
     {
       share->db_plugin= ha_lock_engine(NULL, heap_hton);
@@ -812,7 +806,7 @@ static struct st_mysql_sys_var *rheap_system_variables[]= {
   NULL
 };
 
-/** SHOW STATUS: the engine's counter I (engine/src/status.rs), summed over its per-CPU parts
+/** SHOW STATUS: the engine's counter I (core/src/status.rs), summed over its per-CPU parts
     when it is read. */
 template <uint32_t I>
 static int show_counter(THD *, struct st_mysql_show_var *var, void *buff,

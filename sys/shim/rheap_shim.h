@@ -96,6 +96,8 @@ typedef struct rheap_table_def {
   uint64_t min_rows;
   /** max_heap_table_size of the thread that creates the table. */
   uint64_t max_table_size;
+  /** tmp_memory_table_size of that thread (internal tables' BLOBs count against it too). */
+  uint64_t tmp_memory_table_size;
   /** AUTO_INCREMENT= of CREATE TABLE, 0 when not given. */
   uint64_t auto_increment;
   /** Non-zero for the server's internal temporary tables: private to one handler, never shared by name. */
@@ -142,7 +144,7 @@ typedef struct rheap_key_range {
   int32_t flag;
 } rheap_key_range;
 
-/* ---- Implemented in Rust (engine/src/ffi) ------------------------------------------------ */
+/* ---- Implemented in Rust (engine/src/ffi, over core/) ------------------------------------------------ */
 
 /** Plugin init: 0 on success. */
 int rheap_plugin_init(void);
@@ -226,18 +228,36 @@ uint64_t rheap_records(rheap_handler *h);
 #define RHEAP_TAKEOVER_OFF 0
 #define RHEAP_TAKEOVER_INTERNAL 1
 #define RHEAP_TAKEOVER_ALL 2
-/** Non-zero when rheap serves this MEMORY table: `mode` is rheap_takeover (RHEAP_TAKEOVER_*), `internal` marks the server's internal temporary tables, `creating` a table being
-    created (CREATE TABLE, ALTER's copy) rather than an existing one opened, `name` is the
-    table's path or NULL when the server names no table (rheap then passes on what it does not
-    hold). */
-uint8_t rheap_serves(uint32_t mode, uint8_t internal, uint8_t creating, const char *name);
-/** Non-zero when rheap serves, as one of MEMORY's tables, an information_schema table that the
-    server builds in Aria because it has BLOB/TEXT columns: `mode` is rheap_takeover,
-    `schema_tables` rheap_takeover_information_schema, `structure_only` marks a statement that
-    reads only the table's definition (SHOW CREATE TABLE, CREATE TABLE ... LIKE, GRANT), and
-    `disk_asked` a session that asks for on-disk temporary tables (big_tables,
-    tmp_memory_table_size = 0). */
-uint8_t rheap_serves_schema_table(uint32_t mode, uint8_t schema_tables, uint8_t structure_only,
+/** What the server says of a table share when it asks an engine for a handler: the facts
+    from which rheap decides what the table is (rheap_core::takeover). */
+typedef struct rheap_share_facts {
+  /** Non-zero for an INTERNAL_TMP_TABLE share. */
+  uint8_t internal_tmp;
+  /** Its database, not NUL-terminated ("" for none); valid during the call only. */
+  const char *db;
+  size_t db_length;
+  /** TABLE_SHARE::blob_fields. */
+  uint32_t blob_fields;
+  /** TABLE_SHARE::max_rows (0 until the server finalizes an internal table's share). */
+  uint64_t max_rows;
+  /** The table's path (TABLE_SHARE::normalized_path), NUL-terminated. */
+  const char *path;
+} rheap_share_facts;
+/** Non-zero when rheap serves the MEMORY table of this share: `mode` is rheap_takeover
+    (RHEAP_TAKEOVER_*), `facts` what the server says of the share, or NULL when it has none at
+    hand (a rename or drop: rheap then passes on what it does not hold). */
+uint8_t rheap_serves(uint32_t mode, const rheap_share_facts *facts);
+/** Non-zero when rheap serves the MEMORY table `name` that a handler made without a share is
+    creating (the partition engine makes those). */
+uint8_t rheap_serves_created(uint32_t mode, const char *name);
+/** Non-zero when rheap serves, as one of MEMORY's tables, the table of this share that the
+    server builds in Aria: an information_schema table with BLOB/TEXT columns. `mode` is
+    rheap_takeover, `schema_tables` rheap_takeover_information_schema, `structure_only` marks
+    a statement that reads only the table's definition (SHOW CREATE TABLE, CREATE TABLE ...
+    LIKE, GRANT), and `disk_asked` a session that asks for on-disk temporary tables
+    (big_tables, tmp_memory_table_size = 0). */
+uint8_t rheap_serves_schema_table(uint32_t mode, const rheap_share_facts *facts,
+                                  uint8_t schema_tables, uint8_t structure_only,
                                   uint8_t disk_asked);
 /** HEAP's table `from` was dropped (`to` NULL) or renamed to `to` (rheap_serves keeps a
     name HEAP holds HEAP's when the server creates it again, as TRUNCATE does). */
@@ -248,12 +268,12 @@ uint8_t rheap_has_table(const char *name);
 uint64_t rheap_memory_tables(void);
 /** The most status variables the shim has room for (rheap_status_count() must not exceed it). */
 #define RHEAP_STATUS_MAX 32
-/** How many status variables the engine has (engine/src/status.rs, the only list of them). */
+/** How many status variables the engine has (core/src/status.rs, the only list of them). */
 uint32_t rheap_status_count(void);
 /** The name of status variable `i` ("Rheap_..."), NULL out of range; it lives as long as the
     library. */
 const char *rheap_status_name(uint32_t i);
-/** The value of status counter `i` (engine/src/status.rs order; 0 out of range). */
+/** The value of status counter `i` (core/src/status.rs order; 0 out of range). */
 uint64_t rheap_status_value(uint32_t i);
 /** rheap_block_cache_size changed (and at init): bytes the block cache may keep. */
 void rheap_set_block_cache_size(uint64_t bytes);

@@ -1,23 +1,31 @@
 //! Compact rows, measured: the same rows in an ENGINE=RHEAP and an ENGINE=MEMORY table on one
 //! server, side by side. `cargo run --release -p rheap-bench --bin compact-rows [-- ROWS]`
 //! (default 1,000,000 rows of `(id INT, name VARCHAR(255) utf8mb4)` holding 10 to 30
-//! characters). Prints DATA_LENGTH, insert and full-scan times per engine (median of 3
-//! interleaved rounds) as a markdown table.
+//! characters; `--help` says so too). Prints DATA_LENGTH, insert and full-scan times per engine
+//! (median of 3 interleaved rounds) as a markdown table.
 
 use anyhow::{ensure, Result};
+use clap::Parser;
 use mysql::prelude::Queryable;
-use rheap_mtr_tests::server::{Options, Server};
+use rheap_harness::server::{Options, Server};
 use std::time::{Duration, Instant};
 
 const ENGINES: [&str; 2] = ["MEMORY", "RHEAP"];
 const ROUNDS: usize = 3;
 
+/// The same rows in an ENGINE=RHEAP and an ENGINE=MEMORY table on one server, side by side:
+/// DATA_LENGTH, insert and full-scan times per engine (median of interleaved rounds), as a
+/// markdown table.
+#[derive(Debug, Parser)]
+#[command(name = "compact-rows")]
+struct Args {
+    /// Rows of (id INT, name VARCHAR(255) utf8mb4), names of 10 to 30 characters.
+    #[arg(default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    rows: u64,
+}
+
 fn main() -> Result<()> {
-    let rows: u64 = std::env::args()
-        .nth(1)
-        .map(|a| a.parse())
-        .transpose()?
-        .unwrap_or(1_000_000);
+    let Args { rows } = Args::parse();
     let mut opts = Options::with_plugin_loaded()?;
     opts.args.extend([
         "--max-heap-table-size=4G".to_string(),
@@ -91,4 +99,24 @@ fn main() -> Result<()> {
         scan[1][ROUNDS / 2].as_secs_f64() / scan[0][ROUNDS / 2].as_secs_f64()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn rows_default_to_a_million_and_are_at_least_one() {
+        Args::command().debug_assert();
+        assert_eq!(
+            Args::try_parse_from(["compact-rows"]).unwrap().rows,
+            1_000_000
+        );
+        assert_eq!(Args::try_parse_from(["compact-rows", "5"]).unwrap().rows, 5);
+        assert!(Args::try_parse_from(["compact-rows", "0"]).is_err());
+        assert!(Args::try_parse_from(["compact-rows", "5", "6"]).is_err());
+        let help = Args::command().render_help().to_string();
+        assert!(help.contains("[default: 1000000]"), "{help}");
+    }
 }

@@ -9,36 +9,28 @@
 //!     [--workload NAME]... [--system NAME]... [--size 16M] [--iterations N]
 //! ```
 //!
-//! Defaults: the five workloads the acceptance names, systems `stock` and `rheap`, size 16M,
-//! 2 iterations (after one unmeasured). Needs valgrind (`apt-get install valgrind`). Each run
-//! keeps its profiles in `target/footprint/<workload>.<system>/` for `callgrind_annotate`.
+//! Defaults (`--help` lists them, and the workloads and systems there are): the five workloads
+//! the acceptance names, systems `stock` and `rheap`, size 16M, 2 iterations (after one
+//! unmeasured). Needs valgrind (`apt-get install valgrind`). Each run keeps its profiles in
+//! `target/footprint/<workload>.<system>/` for `callgrind_annotate`.
 //!
 //! "Code lines" counts the 64-byte lines holding an instruction that ran at least once per
 //! statement: the code a statement fetches. The caches simulated are a core's of the Xeon the
 //! acceptance runs were measured on: 32 KiB instruction and 48 KiB data first level, and its
 //! 2 MiB second level as callgrind's last level.
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{ensure, Context, Result};
+use clap::builder::TypedValueParser;
+use clap::Parser;
 use mysql::prelude::Queryable;
 use rheap_bench::callgrind::{self, Part, Profile};
+use rheap_bench::report::ACCEPTANCE_WORKLOADS;
 use rheap_bench::schema::Schema;
 use rheap_bench::system::{self, Configuration, Size};
 use rheap_bench::workload::{self, Workload};
-use rheap_mtr_tests::paths;
+use rheap_harness::paths;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-const USAGE: &str = "usage: footprint [--workload NAME]... [--system NAME]... [--size 16M|16G] \
-                     [--iterations N]";
-
-/// The workloads the acceptance names.
-const DEFAULT_WORKLOADS: [&str; 5] = [
-    "show_index",
-    "show_table_status",
-    "group_by",
-    "distinct",
-    "derived_union",
-];
 
 /// rheap's part: its object, and its functions callgrind places in none.
 const RHEAP: &str = "ha_rheap.so";
@@ -46,53 +38,45 @@ const RHEAP: &str = "ha_rheap.so";
 /// The parts reported by name; the rest of the process is summed as "other".
 const PARTS: [&str; 3] = ["mariadbd", "libc.so.6", RHEAP];
 
+/// Code run per statement: each workload on each system with one connection, mariadbd under
+/// callgrind with its cache simulation; per statement, for mariadbd, libc, rheap and the rest:
+/// instructions, code lines run and simulated cache misses. Needs valgrind; the profiles stay in
+/// target/footprint/<workload>.<system>/ for callgrind_annotate.
+#[derive(Debug, Parser)]
+#[command(name = "footprint")]
 struct Args {
+    // (No doc comments where the help is made from the lists: clap would take theirs.)
+    #[arg(
+        long = "workload",
+        value_name = "NAME",
+        value_parser = workload::arg_parser(),
+        default_values = ACCEPTANCE_WORKLOADS,
+        help = "A workload to run, repeatable; by default the five the acceptance names"
+    )]
     workloads: Vec<Workload>,
-    systems: Vec<String>,
-    size: Size,
-    iterations: usize,
-}
 
-fn parse_args() -> Result<Args> {
-    let mut a = Args {
-        workloads: Vec::new(),
-        systems: Vec::new(),
-        size: Size("16M"),
-        iterations: 2,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        if flag == "-h" || flag == "--help" {
-            println!("{USAGE}");
-            std::process::exit(0);
-        }
-        let value = args
-            .next()
-            .with_context(|| format!("{flag} needs a value\n{USAGE}"))?;
-        match flag.as_str() {
-            "--workload" => a.workloads.push(workload::named(&value)?),
-            "--system" => a.systems.push(system::named(&value)?.name().to_string()),
-            "--size" => {
-                a.size = *system::SIZES
-                    .iter()
-                    .find(|s| s.0 == value)
-                    .with_context(|| format!("--size is 16M or 16G, not {value:?}"))?
-            }
-            "--iterations" => a.iterations = value.parse().context("--iterations N")?,
-            _ => bail!("unknown argument {flag:?}\n{USAGE}"),
-        }
-    }
-    if a.workloads.is_empty() {
-        a.workloads = DEFAULT_WORKLOADS
-            .iter()
-            .map(|n| workload::named(n))
-            .collect::<Result<_>>()?;
-    }
-    if a.systems.is_empty() {
-        a.systems = vec!["stock".into(), "rheap".into()];
-    }
-    a.iterations = a.iterations.max(1);
-    Ok(a)
+    #[arg(
+        long = "system",
+        value_name = "NAME",
+        value_parser = system::arg_parser(),
+        default_values = ["stock", "rheap"],
+        help = "A system to run, repeatable"
+    )]
+    systems: Vec<String>,
+
+    #[arg(
+        long,
+        value_parser = clap::builder::PossibleValuesParser::new(system::SIZES.map(|s| s.0))
+            .map(|v| *system::SIZES.iter().find(|s| s.0 == v).expect("a possible value")),
+        default_value = system::SIZES[0].0,
+        help = "tmp_table_size = max_heap_table_size"
+    )]
+    size: Size,
+
+    /// Iterations measured, after one unmeasured.
+    #[arg(long, value_name = "N", default_value_t = 2,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    iterations: usize,
 }
 
 fn main() {
@@ -110,7 +94,7 @@ struct Measured {
 }
 
 fn footprint() -> Result<()> {
-    let args = parse_args()?;
+    let args = Args::parse();
     let valgrind = Command::new("valgrind").arg("--version").output();
     ensure!(
         valgrind.is_ok_and(|o| o.status.success()),
@@ -264,4 +248,57 @@ fn rows(p: &Profile, statements: u64) -> Vec<String> {
     out.push(sum(&|n| !PARTS.contains(&n)).cells("other", statements));
     out.push(sum(&|_| true).cells("**total**", statements));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Args::command().debug_assert();
+    }
+
+    #[test]
+    fn defaults() {
+        let a = Args::try_parse_from(["footprint"]).unwrap();
+        let names: Vec<&str> = a.workloads.iter().map(|w| w.name).collect();
+        assert_eq!(names, ACCEPTANCE_WORKLOADS);
+        assert_eq!(a.systems, ["stock", "rheap"]);
+        assert_eq!((a.size, a.iterations), (Size("16M"), 2));
+        let help = Args::command().render_long_help().to_string();
+        for w in workload::ALL {
+            assert!(
+                help.contains(w.name) && help.contains(w.about),
+                "{}",
+                w.name
+            );
+        }
+        for s in system::all() {
+            assert!(help.contains(s.name()) && help.contains(s.about()));
+        }
+        assert!(help.contains("[default: 2]") && help.contains("[default: 16M]"));
+    }
+
+    #[test]
+    fn bad_values_are_rejected() {
+        use clap::error::ErrorKind;
+        for (bad, kind) in [
+            (&["--size", "1G"][..], ErrorKind::InvalidValue),
+            (&["--workload", "nope"], ErrorKind::InvalidValue),
+            (&["--system", "nope"], ErrorKind::InvalidValue),
+            (&["--iterations", "0"], ErrorKind::ValueValidation),
+        ] {
+            let argv = std::iter::once("footprint").chain(bad.iter().copied());
+            let e = Args::try_parse_from(argv).unwrap_err();
+            assert_eq!(e.kind(), kind, "{bad:?}");
+        }
+        let a =
+            Args::try_parse_from(["footprint", "--size", "16G", "--system", "rheap-b"]).unwrap();
+        assert_eq!(
+            (a.size, a.systems),
+            (Size("16G"), vec!["rheap-b".to_string()])
+        );
+    }
 }

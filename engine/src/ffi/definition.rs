@@ -1,54 +1,41 @@
-//! A table definition from the shim (`rheap_table_def`) in the core's terms, with HEAP's rules
-//! for how each column type of a key compares.
+//! A table definition from the shim (`rheap_table_def`) in the core's terms.
 
 use super::charset::ServerCollation;
-use crate::alloc::{try_arc, try_collect, try_collect_ok};
 use crate::error::{Error, Result};
-use crate::key::{Algorithm, KeyDef, KeySeg, SegKind};
-use crate::row::{Owner, RowFormat, VarField, VarKind};
-use crate::table::{AutoKey, TableDef};
+use rheap_core::alloc::{try_arc, try_collect, try_collect_ok};
+use rheap_core::key::{Algorithm, KeyDef, KeySeg};
+use rheap_core::key_type::{ColumnType, SegSpec};
+use rheap_core::recycle::DefKey;
+use rheap_core::row::{Owner, RowFormat, VarField, VarKind};
+use rheap_core::table::{AutoKey, TableDef};
+use rheap_core::takeover;
 use rheap_sys::shim::{rheap_key_def, rheap_key_seg, rheap_table_def, rheap_var_field};
 use rheap_sys::*;
 
-/// How a segment compares, as HEAP decides it: HASH keys compare every non-string type as
-/// bytes; BTREE keys compare numbers by value.
-fn kind(seg: &rheap_key_seg, algorithm: Algorithm) -> Result<SegKind> {
-    let collation = || -> Result<crate::collation::CollationRef> {
-        // SAFETY: the shim passes the column's CHARSET_INFO, which lives as long as the server.
-        let c = unsafe {
-            ServerCollation::new(
-                seg.charset,
-                seg.mbmaxlen as usize,
-                seg.binary_charset != 0,
-                seg.length as usize,
-            )
-        };
-        Ok(try_arc(c)?)
-    };
-    let t = u32::from(seg.key_type);
+/// The server's key type of a segment, in the core's terms (the rules for how each compares
+/// are the core's: [`rheap_core::key_type`]).
+fn column_type(seg: &rheap_key_seg) -> ColumnType {
     #[allow(non_upper_case_globals)]
-    Ok(match t {
-        ha_base_keytype_HA_KEYTYPE_TEXT => SegKind::Text(collation()?),
+    match u32::from(seg.key_type) {
+        ha_base_keytype_HA_KEYTYPE_TEXT => ColumnType::Text,
         ha_base_keytype_HA_KEYTYPE_VARTEXT1
         | ha_base_keytype_HA_KEYTYPE_VARTEXT2
         | ha_base_keytype_HA_KEYTYPE_VARBINARY1
-        | ha_base_keytype_HA_KEYTYPE_VARBINARY2 => SegKind::VarText {
-            collation: collation()?,
-            len_bytes: usize::from(seg.length_bytes.clamp(1, 2)),
+        | ha_base_keytype_HA_KEYTYPE_VARBINARY2 => ColumnType::VarText {
+            len_bytes: seg.length_bytes,
         },
-        ha_base_keytype_HA_KEYTYPE_BIT => SegKind::Bit {
+        ha_base_keytype_HA_KEYTYPE_BIT => ColumnType::Bit {
             pos: seg.bit_pos as usize,
             start: seg.bit_start,
             len: seg.bit_length,
         },
-        _ if algorithm == Algorithm::Hash => SegKind::Binary,
-        _ => numeric_kind(t).unwrap_or(SegKind::Binary),
-    })
+        t => numeric_type(t),
+    }
 }
 
-/// The kind of a numeric key type, compared by value.
-fn numeric_kind(t: ha_base_keytype) -> Option<SegKind> {
-    let int = |bytes, signed| Some(SegKind::Int { bytes, signed });
+/// The type of a numeric key type; [`ColumnType::Other`] for the rest.
+fn numeric_type(t: ha_base_keytype) -> ColumnType {
+    let int = |bytes, signed| ColumnType::Int { bytes, signed };
     #[allow(non_upper_case_globals)]
     match t {
         ha_base_keytype_HA_KEYTYPE_INT8 => int(1, true),
@@ -60,19 +47,31 @@ fn numeric_kind(t: ha_base_keytype) -> Option<SegKind> {
         ha_base_keytype_HA_KEYTYPE_ULONG_INT => int(4, false),
         ha_base_keytype_HA_KEYTYPE_LONGLONG => int(8, true),
         ha_base_keytype_HA_KEYTYPE_ULONGLONG => int(8, false),
-        ha_base_keytype_HA_KEYTYPE_FLOAT => Some(SegKind::Float),
-        ha_base_keytype_HA_KEYTYPE_DOUBLE => Some(SegKind::Double),
-        _ => None,
+        ha_base_keytype_HA_KEYTYPE_FLOAT => ColumnType::Float,
+        ha_base_keytype_HA_KEYTYPE_DOUBLE => ColumnType::Double,
+        _ => ColumnType::Other,
     }
 }
 
 fn seg(s: &rheap_key_seg, algorithm: Algorithm) -> Result<KeySeg> {
-    Ok(KeySeg {
-        kind: kind(s, algorithm)?,
+    let spec = SegSpec {
+        column: column_type(s),
         start: s.start as usize,
         length: s.length as usize,
         null: (s.null_bit != 0).then_some((s.null_pos as usize, s.null_bit)),
-        reverse: s.reverse != 0 && algorithm == Algorithm::Btree,
+        reverse: s.reverse != 0,
+    };
+    spec.seg(algorithm, || {
+        // SAFETY: the shim passes the column's CHARSET_INFO, which lives as long as the server.
+        let c = unsafe {
+            ServerCollation::new(
+                s.charset,
+                s.mbmaxlen as usize,
+                s.binary_charset != 0,
+                s.length as usize,
+            )
+        };
+        Ok(try_arc(c)?)
     })
 }
 
@@ -114,7 +113,7 @@ pub unsafe fn table_def(def: &rheap_table_def) -> Result<TableDef> {
             Some(AutoKey {
                 key: k,
                 seg: KeySeg {
-                    kind: numeric_kind(u32::from(def.auto_key_type)).unwrap_or(SegKind::Binary),
+                    kind: numeric_type(u32::from(def.auto_key_type)).value_kind(),
                     ..first.clone()
                 },
             })
@@ -143,12 +142,18 @@ pub unsafe fn table_def(def: &rheap_table_def) -> Result<TableDef> {
         Owner::Rheap
     };
     let format = RowFormat::for_table(def.reclength as usize, vars, owner, def.nkeys as usize)?;
+    let max_table_size = takeover::max_table_size(
+        def.max_table_size,
+        def.tmp_memory_table_size,
+        def.internal != 0,
+        format.has_blobs(),
+    );
     Ok(TableDef {
         format,
         rec_len: def.reclength as usize,
         max_rows: def.max_rows,
         min_rows: def.min_rows,
-        max_table_size: def.max_table_size,
+        max_table_size,
         auto_increment: def.auto_increment,
         keys,
         auto_key,
@@ -157,146 +162,98 @@ pub unsafe fn table_def(def: &rheap_table_def) -> Result<TableDef> {
     })
 }
 
-/// Words a [`DefKey`] holds at most: a table with a few keys and variable-length fields.
-const KEY_WORDS: usize = 48;
-
-/// Every field of a shim definition, as words: two definitions with equal keys make the same
-/// [`TableDef`], so a table built from one can serve the other (`super::recycle`). The
-/// destructuring below names every field, so a field added to the shim's structs fails to
-/// compile here until it is part of the key.
-#[derive(Clone)]
-pub struct DefKey {
-    len: usize,
-    words: [u64; KEY_WORDS],
-    /// A hash of the words, made once with the key: a kept table's tag is wanted when it
-    /// opens and again when it closes, and an equal tag is the first test of equal keys.
-    tag: u64,
-}
-
-impl PartialEq for DefKey {
-    fn eq(&self, other: &DefKey) -> bool {
-        self.tag == other.tag && self.words[..self.len] == other.words[..other.len]
-    }
-}
-
-impl std::fmt::Debug for DefKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(&self.words[..self.len]).finish()
-    }
-}
-
-impl DefKey {
-    /// A hash of the key, to tell most unequal keys apart without comparing them.
-    pub fn tag(&self) -> u64 {
-        self.tag
-    }
-
-    fn hash(words: &[u64]) -> u64 {
-        words.iter().fold(words.len() as u64, |h, &w| {
-            (h.rotate_left(5) ^ w).wrapping_mul(0x517c_c1b7_2722_0a95)
-        })
-    }
-
-    /// The key of `def`; None when it has more to say than the key holds.
-    ///
-    /// # Safety
-    /// As [`table_def`].
-    pub unsafe fn of(def: &rheap_table_def) -> Option<DefKey> {
-        let rheap_table_def {
-            reclength,
-            max_rows,
-            min_rows,
-            max_table_size,
-            auto_increment,
-            internal,
-            tmp_table,
-            keys,
-            nkeys,
-            auto_key,
-            auto_key_type,
-            for_memory,
-            vars,
-            nvars,
-        } = *def;
-        let flags = |bytes: &[u8]| bytes.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b));
-        let pair = |lo: u32, hi: u32| u64::from(lo) | u64::from(hi) << 32;
-        let mut k = DefKey {
-            len: 0,
-            words: [0; KEY_WORDS],
-            tag: 0,
-        };
+/// The key under which a table built from `def` is kept for reuse
+/// ([`rheap_core::recycle`]); None when `def` has more to say than a key holds. Every
+/// field is named, so that a field added to the shim's structs fails to compile here until it
+/// is part of the key.
+///
+/// # Safety
+/// As [`table_def`].
+pub unsafe fn def_key(def: &rheap_table_def) -> Option<DefKey> {
+    let rheap_table_def {
+        reclength,
+        max_rows,
+        min_rows,
+        max_table_size,
+        tmp_memory_table_size,
+        auto_increment,
+        internal,
+        tmp_table,
+        keys,
+        nkeys,
+        auto_key,
+        auto_key_type,
+        for_memory,
+        vars,
+        nvars,
+    } = *def;
+    let flags = |bytes: &[u8]| bytes.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b));
+    let pair = |lo: u32, hi: u32| u64::from(lo) | u64::from(hi) << 32;
+    let mut k = DefKey::new();
+    k.push(&[
+        u64::from(reclength),
+        max_rows,
+        min_rows,
+        max_table_size,
+        tmp_memory_table_size,
+        auto_increment,
+        flags(&[internal, tmp_table, for_memory, auto_key_type]) | pair(0, auto_key as u32),
+        pair(nkeys, nvars),
+    ])?;
+    // SAFETY: by the contract, nkeys keys (when there are any).
+    for key in unsafe { slice(keys, nkeys) } {
+        let rheap_key_def {
+            segs,
+            nsegs,
+            key_length,
+            btree,
+            unique,
+            null_are_equal,
+        } = *key;
         k.push(&[
-            u64::from(reclength),
-            max_rows,
-            min_rows,
-            max_table_size,
-            auto_increment,
-            flags(&[internal, tmp_table, for_memory, auto_key_type]) | pair(0, auto_key as u32),
-            pair(nkeys, nvars),
+            pair(nsegs, key_length),
+            flags(&[btree, unique, null_are_equal]),
         ])?;
-        // SAFETY: by the contract, nkeys keys (when there are any).
-        for key in unsafe { slice(keys, nkeys) } {
-            let rheap_key_def {
-                segs,
-                nsegs,
-                key_length,
-                btree,
-                unique,
-                null_are_equal,
-            } = *key;
+        // SAFETY: by the contract, each key's nsegs segments.
+        for seg in unsafe { slice(segs, nsegs) } {
+            let rheap_key_seg {
+                charset,
+                start,
+                length,
+                null_pos,
+                bit_pos,
+                mbmaxlen,
+                key_type,
+                null_bit,
+                length_bytes,
+                bit_start,
+                bit_length,
+                binary_charset,
+                reverse,
+            } = *seg;
             k.push(&[
-                pair(nsegs, key_length),
-                flags(&[btree, unique, null_are_equal]),
-            ])?;
-            // SAFETY: by the contract, each key's nsegs segments.
-            for seg in unsafe { slice(segs, nsegs) } {
-                let rheap_key_seg {
-                    charset,
-                    start,
-                    length,
-                    null_pos,
-                    bit_pos,
-                    mbmaxlen,
-                    key_type,
-                    null_bit,
-                    length_bytes,
-                    bit_start,
-                    bit_length,
-                    binary_charset,
-                    reverse,
-                } = *seg;
-                k.push(&[
-                    charset as usize as u64,
-                    pair(start, length),
-                    pair(null_pos, bit_pos),
-                    pair(mbmaxlen, 0) | flags(&[key_type, null_bit, length_bytes, bit_start]) << 32,
-                    flags(&[bit_length, binary_charset, reverse]),
-                ])?;
-            }
-        }
-        // SAFETY: by the contract, nvars fields (when there are any).
-        for var in unsafe { slice(vars, nvars) } {
-            let rheap_var_field {
-                offset,
-                len_bytes,
-                blob,
-                max,
-            } = *var;
-            k.push(&[
-                pair(offset, 0) | flags(&[len_bytes, blob]) << 32,
-                u64::from(max),
+                charset as usize as u64,
+                pair(start, length),
+                pair(null_pos, bit_pos),
+                pair(mbmaxlen, 0) | flags(&[key_type, null_bit, length_bytes, bit_start]) << 32,
+                flags(&[bit_length, binary_charset, reverse]),
             ])?;
         }
-        k.tag = DefKey::hash(&k.words[..k.len]);
-        Some(k)
     }
-
-    fn push(&mut self, words: &[u64]) -> Option<()> {
-        let end = self.len + words.len();
-        self.words.get_mut(self.len..end)?.copy_from_slice(words);
-        self.len = end;
-        Some(())
+    // SAFETY: by the contract, nvars fields (when there are any).
+    for var in unsafe { slice(vars, nvars) } {
+        let rheap_var_field {
+            offset,
+            len_bytes,
+            blob,
+            max,
+        } = *var;
+        k.push(&[
+            pair(offset, 0) | flags(&[len_bytes, blob]) << 32,
+            u64::from(max),
+        ])?;
     }
+    Some(k.seal())
 }
 
 /// `n` items from `p`; empty when `n` is 0 (then `p` may be NULL).

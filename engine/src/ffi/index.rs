@@ -1,17 +1,12 @@
 //! The index methods of `handler`, one `extern "C"` function each: reads by key, scans in key
-//! order, range estimates.
-//!
-//! A HASH key answers whole-key lookups only, returning rows with equal keys newest first (as
-//! HEAP's hash chains do); a BTREE key also scans in key order from any point. The cursor of a
-//! scan is a position in the index (key image and row), so deleting the current row does not
-//! lose the scan's place.
+//! order, range estimates. Each translates the server's arguments (search flags, key
+//! pointers) and calls the method of the same name in [`rheap_core::cursor`].
 
-use super::handler::{row, row_mut, state, Cursor, Handler, State};
+use super::handler::{row, row_mut, state};
 use super::{guard, guard_value};
-use crate::error::{Error, Result};
-use crate::index::{Entry, EntryRef, Find, Index, RangeEnd};
-use crate::records::Pos;
-use crate::table::Table;
+use crate::error::Result;
+use rheap_core::cursor::{Bound, BoundFlag};
+use rheap_core::index::Find;
 use rheap_sys::ha_rkey_function as F;
 use rheap_sys::shim::{rheap_handler, rheap_key_range};
 use std::ffi::c_int;
@@ -42,81 +37,28 @@ fn find_of(flag: i32) -> Option<Find> {
     })
 }
 
-/// Copies row `pos` into `out` and makes it the current row.
-#[inline(always)]
-fn land(h: &mut State, table: &Table, out: &mut [u8], pos: Pos) -> Result<()> {
-    table.read_into(pos, out, &mut h.blobs)?;
-    h.current = Some(pos);
-    Ok(())
-}
-
 /// Reads by key: the row `find_flag` names for the first parts (`keypart_map`) of `key`.
 ///
 /// # Safety
 /// `h` as for `state`; `buf` writable for a record; `key` readable for the key format of the
 /// parts in `keypart_map`.
-#[link_section = ".text.hot.rheap.index.read_map"]
 unsafe fn read_map(
-    h: &mut Handler,
+    h: *mut rheap_handler,
     buf: *mut u8,
     index: u32,
     key: *const u8,
     keypart_map: u64,
     find_flag: i32,
 ) -> Result<()> {
+    // SAFETY: the shim passes its own handler.
+    let h = unsafe { state(h) }?;
     // SAFETY: the server passes a record buffer of the open table, rec_len bytes.
-    let out = unsafe { row_mut(buf, h.rec_len) }?;
-    let (open, h) = h.parts()?;
-    // Until a row is found there is none (HEAP's position() then gives no row).
-    h.current = None;
-    let table = open.read()?;
-    let k = index as usize;
-    let (def, idx) = table.index(k)?;
-    let parts = def.parts_in_map(keypart_map);
+    let out = unsafe { row_mut(buf, h.rec_len()) }?;
+    let find = find_of(find_flag);
     // SAFETY: the server passes a key with at least the parts of keypart_map.
-    let key = unsafe { row(key, def.key_format_len(parts)) }?;
-    def.image_of_key_into(key, parts, &mut h.key)?;
-    h.cursor_key = k;
-    h.seen_key_version = table.key_version();
-    let found = match idx {
-        Index::Hash(hash) if parts == def.segs.len() => {
-            let pos = hash.newest(&h.key.bytes);
-            if let Some(pos) = pos {
-                h.cursor = Cursor::Hash { pos, at: 0 };
-            }
-            pos
-        }
-        Index::Hash(_) => None,
-        Index::Btree(tree) => match find_of(find_flag).and_then(|how| tree.find(&h.key.bytes, how))
-        {
-            Some(e) => {
-                move_btree_cursor(&mut h.cursor, e)?;
-                Some(e.1)
-            }
-            None => None,
-        },
-    };
-    let Some(pos) = found else {
-        h.cursor = match idx {
-            Index::Btree(_) => Cursor::BtreeMissed,
-            Index::Hash(_) => Cursor::None,
-        };
-        return Err(Error::KeyNotFound);
-    };
-    land(h, &table, out, pos)
-}
-
-/// Puts the cursor on `e`, reusing its image buffer when it already is on a BTREE entry.
-fn move_btree_cursor(cursor: &mut Cursor, e: EntryRef<'_>) -> Result<()> {
-    match cursor {
-        Cursor::Btree { entry } => entry.set(e),
-        _ => {
-            *cursor = Cursor::Btree {
-                entry: Entry::new(e)?,
-            };
-            Ok(())
-        }
-    }
+    h.index_read_map(out, index as usize, keypart_map, find, |len| unsafe {
+        row(key, len)
+    })
 }
 
 /// `handler::index_read_map` (and `index_read_idx_map`, which names its key).
@@ -124,7 +66,6 @@ fn move_btree_cursor(cursor: &mut Cursor, e: EntryRef<'_>) -> Result<()> {
 /// # Safety
 /// `h` as for `state`; `buf` writable for a record; `key` a key of `index` in key format.
 #[no_mangle]
-#[link_section = ".text.hot.rheap.index.rheap_index_read_map"]
 pub unsafe extern "C" fn rheap_index_read_map(
     h: *mut rheap_handler,
     buf: *mut u8,
@@ -135,7 +76,7 @@ pub unsafe extern "C" fn rheap_index_read_map(
 ) -> c_int {
     guard("rheap_index_read_map", || {
         // SAFETY: the shim passes its own handler and the server's buffers.
-        unsafe { read_map(state(h)?, buf, index, key, keypart_map, find_flag) }
+        unsafe { read_map(h, buf, index, key, keypart_map, find_flag) }
     })
 }
 
@@ -154,7 +95,7 @@ pub unsafe extern "C" fn rheap_index_read_last_map(
     guard("rheap_index_read_last_map", || {
         let flag = F::HA_READ_PREFIX_LAST as i32;
         // SAFETY: the shim passes its own handler and the server's buffers.
-        unsafe { read_map(state(h)?, buf, index, key, keypart_map, flag) }
+        unsafe { read_map(h, buf, index, key, keypart_map, flag) }
     })
 }
 
@@ -166,75 +107,7 @@ unsafe fn step(h: *mut rheap_handler, buf: *mut u8, forward: bool) -> Result<()>
     // SAFETY: the shim passes its own handler.
     let h = unsafe { state(h) }?;
     // SAFETY: the server passes a record buffer of the open table, rec_len bytes.
-    let out = unsafe { row_mut(buf, h.rec_len) }?;
-    let (open, h) = h.parts()?;
-    // Until a row is found there is none (HEAP's position() then gives no row).
-    h.current = None;
-    let table = open.read()?;
-    let (_, idx) = table.index(h.cursor_key)?;
-    // The cursor moves in place; `replace` is a cursor of another kind to take its place.
-    let mut replace = None;
-    let pos = match (&mut h.cursor, idx) {
-        (Cursor::Hash { pos, at }, Index::Hash(hash)) if forward => {
-            hash.next_after(&h.key.bytes, *pos, *at).map(|(p, i)| {
-                (*pos, *at) = (p, i);
-                p
-            })
-        }
-        (Cursor::Btree { entry }, Index::Btree(tree)) => {
-            let e = if forward {
-                tree.next(entry.as_ref())
-            } else {
-                tree.prev(entry.as_ref())
-            };
-            match e {
-                Some(e) => {
-                    entry.set(e)?;
-                    Some(e.1)
-                }
-                None => {
-                    replace = Some(Cursor::BtreeEdge { after: forward });
-                    None
-                }
-            }
-        }
-        (Cursor::BtreeMissed, Index::Btree(tree)) => {
-            let how = if forward {
-                Find::KeyOrNext
-            } else {
-                Find::BeforeKey
-            };
-            match tree.find(&h.key.bytes, how) {
-                Some(e) => {
-                    replace = Some(Cursor::Btree {
-                        entry: Entry::new(e)?,
-                    });
-                    Some(e.1)
-                }
-                None => {
-                    replace = Some(Cursor::BtreeEdge { after: forward });
-                    None
-                }
-            }
-        }
-        (Cursor::BtreeEdge { after }, Index::Btree(tree)) if *after != forward => {
-            match if forward { tree.first() } else { tree.last() } {
-                Some(e) => {
-                    replace = Some(Cursor::Btree {
-                        entry: Entry::new(e)?,
-                    });
-                    Some(e.1)
-                }
-                None => None,
-            }
-        }
-        _ => None,
-    };
-    if let Some(c) = replace {
-        h.cursor = c;
-    }
-    let pos = pos.ok_or(Error::EndOfFile)?;
-    land(h, &table, out, pos)
+    h.index_step(unsafe { row_mut(buf, h.rec_len()) }?, forward)
 }
 
 /// `handler::index_next`: the next row in key order (BTREE), or the next row with the same
@@ -266,24 +139,7 @@ unsafe fn edge(h: *mut rheap_handler, buf: *mut u8, index: u32, first: bool) -> 
     // SAFETY: the shim passes its own handler.
     let h = unsafe { state(h) }?;
     // SAFETY: the server passes a record buffer of the open table, rec_len bytes.
-    let out = unsafe { row_mut(buf, h.rec_len) }?;
-    let (open, h) = h.parts()?;
-    // Until a row is found there is none (HEAP's position() then gives no row).
-    h.current = None;
-    let table = open.read()?;
-    let k = index as usize;
-    let Index::Btree(tree) = table.index(k)?.1 else {
-        return Err(Error::WrongCommand);
-    };
-    h.cursor_key = k;
-    h.seen_key_version = table.key_version();
-    let e = if first { tree.first() } else { tree.last() };
-    let Some(e) = e else {
-        h.cursor = Cursor::BtreeEdge { after: first };
-        return Err(Error::EndOfFile);
-    };
-    move_btree_cursor(&mut h.cursor, e)?;
-    land(h, &table, out, e.1)
+    h.index_edge(unsafe { row_mut(buf, h.rec_len()) }?, index as usize, first)
 }
 
 /// `handler::index_first`.
@@ -314,40 +170,13 @@ pub unsafe extern "C" fn rheap_index_last(
     guard("rheap_index_last", || unsafe { edge(h, buf, index, false) })
 }
 
-/// A range bound's key image and search flag.
-///
-/// # Safety
-/// `r` NULL or a valid bound whose key holds the parts of its keypart_map.
-unsafe fn bound(
-    def: &crate::key::KeyDef,
-    r: *const rheap_key_range,
-) -> Result<Option<(Vec<u8>, i32, u32)>> {
-    // SAFETY: NULL or valid by the contract.
-    let Some(r) = (unsafe { r.as_ref() }) else {
-        return Ok(None);
-    };
-    let parts = def.parts_in_map(r.keypart_map);
-    // SAFETY: the key holds the parts of its map.
-    let key = unsafe { row(r.key, def.key_format_len(parts)) }?;
-    Ok(Some((
-        def.image_of_key(key, parts)?.bytes,
-        r.flag,
-        r.length,
-    )))
-}
-
-/// A range bound as a [`RangeEnd`]: `including` / `excluding` are the search flags that keep
-/// or leave out rows equal to the bound; Err for any other flag.
-fn range_end(
-    b: &Option<(Vec<u8>, i32, u32)>,
-    including: i32,
-    excluding: i32,
-) -> std::result::Result<Option<RangeEnd<'_>>, ()> {
-    match b {
-        None => Ok(None),
-        Some((img, f, _)) if *f == including => Ok(Some(RangeEnd::Including(img))),
-        Some((img, f, _)) if *f == excluding => Ok(Some(RangeEnd::Excluding(img))),
-        Some(_) => Err(()),
+/// The search flag of a range bound.
+fn bound_flag(flag: i32) -> BoundFlag {
+    match flag {
+        x if x == F::HA_READ_KEY_EXACT as i32 => BoundFlag::KeyExact,
+        x if x == F::HA_READ_AFTER_KEY as i32 => BoundFlag::AfterKey,
+        x if x == F::HA_READ_BEFORE_KEY as i32 => BoundFlag::BeforeKey,
+        _ => BoundFlag::Other,
     }
 }
 
@@ -367,35 +196,24 @@ pub unsafe extern "C" fn rheap_records_in_range(
     guard_value("rheap_records_in_range", u64::MAX, || {
         // SAFETY: the shim passes its own handler.
         let h = unsafe { state(h) }?;
-        let (open, h) = h.parts()?;
-        let table = open.read()?;
-        let k = index as usize;
-        let (def, idx) = table.index(k)?;
-        // SAFETY: the server's bounds of this key.
-        let (lo, hi) = unsafe { (bound(def, min_key)?, bound(def, max_key)?) };
-        let exact = F::HA_READ_KEY_EXACT as i32;
-        let after = F::HA_READ_AFTER_KEY as i32;
-        match idx {
-            Index::Btree(tree) => {
-                let before = F::HA_READ_BEFORE_KEY as i32;
-                match (range_end(&lo, exact, after), range_end(&hi, after, before)) {
-                    (Ok(min), Ok(max)) => Ok(tree.records_in_range(min, max)),
-                    _ => Ok(u64::MAX),
-                }
-            }
-            Index::Hash(_) => match (lo, hi) {
-                (Some((_, lf, ll)), Some((_, hf, hl)))
-                    if lf == exact && hf == after && ll == hl && ll as usize == def.key_length =>
-                {
-                    if h.stats_records <= 1 {
-                        Ok(h.stats_records)
-                    } else {
-                        Ok(h.rec_per_key.get(k).copied().flatten().unwrap_or(2))
-                    }
-                }
-                _ => Ok(u64::MAX),
-            },
-        }
+        // SAFETY: NULL or the server's bounds of this key, each key holding the parts of its
+        // map.
+        let (min, max) = unsafe { (min_key.as_ref(), max_key.as_ref()) };
+        // SAFETY: as above.
+        let min_bytes = |len| unsafe { row(min.map_or(std::ptr::null(), |r| r.key), len) };
+        // SAFETY: as above.
+        let max_bytes = |len| unsafe { row(max.map_or(std::ptr::null(), |r| r.key), len) };
+        let bound = |r: &rheap_key_range, key| Bound {
+            keypart_map: r.keypart_map,
+            flag: bound_flag(r.flag),
+            length: r.length,
+            key,
+        };
+        h.records_in_range(
+            index as usize,
+            min.map(|r| bound(r, &min_bytes)),
+            max.map(|r| bound(r, &max_bytes)),
+        )
     })
 }
 
@@ -414,21 +232,11 @@ pub unsafe extern "C" fn rheap_find_unique_row(
         // SAFETY: the shim passes its own handler.
         let h = unsafe { state(h) }?;
         // SAFETY: the server passes record[0] of the open table.
-        let rec = unsafe { row_mut(record, h.rec_len) }?;
-        let (open, h) = h.parts()?;
-        let table = open.read()?;
-        let k = index as usize;
-        let (def, idx) = table.index(k)?;
-        let Index::Hash(hash) = idx else {
-            return Err(Error::WrongCommand);
-        };
-        def.image_of_record_into(rec, &mut h.key)?;
-        let Some(pos) = hash.lookup(&h.key.bytes).next() else {
-            return Ok(1);
-        };
-        h.cursor_key = k;
-        h.cursor = Cursor::Hash { pos, at: 0 };
-        land(h, &table, rec, pos)?;
-        Ok(0)
+        let rec = unsafe { row_mut(record, h.rec_len()) }?;
+        Ok(if h.find_unique_row(rec, index as usize)? {
+            0
+        } else {
+            1
+        })
     })
 }

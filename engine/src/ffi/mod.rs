@@ -9,8 +9,7 @@ mod definition;
 mod handler;
 mod index;
 mod plugin;
-mod recycle;
-mod share;
+mod tables;
 mod takeover;
 
 use crate::error::{Error, Result};
@@ -19,7 +18,7 @@ use std::ffi::{c_int, CStr};
 /// Runs `f` for the entry point `name`; 0 on success, else the error's code.
 fn guard(name: &str, f: impl FnOnce() -> Result<()>) -> c_int {
     guard_value(name, INTERNAL_ERROR, || {
-        Ok(f().map_or_else(|e| e.ha_err(), |()| 0))
+        Ok(f().map_or_else(|e| crate::error::ha_err(&e), |()| 0))
     })
 }
 

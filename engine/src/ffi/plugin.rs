@@ -1,10 +1,10 @@
 //! Plugin life cycle and the handlerton's table-level entry points.
 
-use super::share::TABLES;
+use super::tables::TABLES;
 use super::{guard, guard_value, table_name, INTERNAL_ERROR};
-use crate::alloc::{cache, system};
 use crate::error::Error;
-use crate::status;
+use rheap_core::alloc::{cache, system};
+use rheap_core::status;
 use std::ffi::{c_char, c_int};
 
 /// Plugin init (`st_maria_plugin::init`): blocks come from the server's allocator from now on.
@@ -14,6 +14,7 @@ pub extern "C" fn rheap_plugin_init() -> c_int {
         system::set_source(system::Source {
             alloc: rheap_sys::shim::rheap_block_alloc,
             free: rheap_sys::shim::rheap_block_free,
+            move_to_thread: rheap_sys::shim::rheap_move_memory_to_thread,
         });
         Ok(())
     })
@@ -24,7 +25,7 @@ pub extern "C" fn rheap_plugin_init() -> c_int {
 #[no_mangle]
 pub extern "C" fn rheap_status_value(i: u32) -> u64 {
     guard_value("rheap_status_value", 0, || {
-        Ok(status::Counter::from_index(i as usize).map_or(0, super::recycle::counter))
+        Ok(status::Counter::from_index(i as usize).map_or(0, rheap_core::recycle::counter))
     })
 }
 
@@ -51,7 +52,7 @@ pub extern "C" fn rheap_status_name(i: u32) -> *const std::ffi::c_char {
 #[no_mangle]
 pub extern "C" fn rheap_set_block_cache_size(bytes: u64) {
     guard_value("rheap_set_block_cache_size", (), || {
-        super::recycle::release_all();
+        rheap_core::recycle::release_all();
         cache::CACHE.set_limit(bytes);
         Ok(())
     })
@@ -85,7 +86,7 @@ pub extern "C" fn rheap_debug_fail_nth_alloc(n: i64) {
 pub extern "C" fn rheap_plugin_deinit() -> c_int {
     guard("rheap_plugin_deinit", || {
         TABLES.clear();
-        super::recycle::release_all();
+        rheap_core::recycle::release_all();
         cache::CACHE.release_all();
         Ok(())
     })
@@ -105,7 +106,7 @@ pub unsafe extern "C" fn rheap_drop_table(name: *const c_char) -> c_int {
         Ok(match TABLES.drop_table(name) {
             Ok(()) => 0,
             Err(Error::NoSuchTable) => -1,
-            Err(e) => e.ha_err(),
+            Err(e) => crate::error::ha_err(&e),
         })
     })
 }

@@ -1,84 +1,91 @@
-//! Taking over MEMORY's tables: which tables the shim's replacement of `heap_hton->create`
-//! hands to rheap (`rheap_takeover` = OFF | INTERNAL | ALL).
-//!
-//! A table rheap already holds stays rheap's whatever the mode is now, so changing the mode only
-//! affects tables created afterwards; a MEMORY table rheap does not hold stays HEAP's. That
-//! includes a table HEAP holds that the server creates again by its name (TRUNCATE re-creates
-//! a MEMORY table): HEAP's create then frees the old rows, as it does without rheap, and the
-//! table stays HEAP's. So rheap remembers the names of the MEMORY tables it has seen handed to
-//! HEAP ([`HEAP_NAMES`]), and forgets a name when HEAP drops or renames its table.
+//! Taking over MEMORY's and Aria's tables: the shim's replacements of `heap_hton->create` and
+//! `aria_hton->create` ask these which tables are rheap's (`rheap_takeover` = OFF | INTERNAL |
+//! ALL, `rheap_takeover_information_schema`). The rules are the core's
+//! ([`rheap_core::takeover`]).
 
-use super::share::TABLES;
+use super::tables::TABLES;
 use super::{guard, guard_value};
+use rheap_core::takeover::{self, HeapNames, Mode, SchemaTableRequest, ShareFacts, ShareKind};
+use rheap_sys::shim::rheap_share_facts;
 use std::ffi::{c_char, c_int, CStr};
-use std::sync::Mutex;
 
 // `rheap_takeover`'s values (rheap_shim.h, whose TYPELIB names them).
 use rheap_sys::shim::{RHEAP_TAKEOVER_ALL as ALL, RHEAP_TAKEOVER_OFF as OFF};
+const _: () = assert!(rheap_sys::shim::RHEAP_TAKEOVER_INTERNAL == 1);
 
-/// The named MEMORY tables handed to HEAP while rheap is loaded (opened, or created in a mode
-/// that left them to HEAP), until HEAP drops or renames them. A few names at most (MEMORY
-/// tables of users, not internal ones), so a list.
-static HEAP_NAMES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+/// The named MEMORY tables handed to HEAP while rheap is loaded.
+static HEAP_NAMES: HeapNames = HeapNames::new();
 
-fn heap_names() -> std::sync::MutexGuard<'static, Vec<String>> {
-    HEAP_NAMES.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Whether HEAP holds the table `name`, as far as rheap has seen.
-fn heap_has(name: &str) -> bool {
-    heap_names().iter().any(|n| n == name)
-}
-
-/// Remembers `name` as HEAP's; fails only when out of memory.
-fn remember(names: &mut Vec<String>, name: &str) -> crate::error::Result<()> {
-    if !names.iter().any(|n| n == name) {
-        let owned = crate::alloc::try_string(name)?;
-        names.try_reserve(1)?;
-        names.push(owned);
+/// `rheap_takeover`'s value in the core's terms.
+fn mode_of(mode: u32) -> Mode {
+    match mode {
+        OFF => Mode::Off,
+        ALL => Mode::All,
+        _ => Mode::Internal,
     }
-    Ok(())
 }
 
-/// Whether rheap serves a table of MEMORY: `internal` for the server's internal temporary
-/// tables, `creating` for a table being created (CREATE TABLE, ALTER's new table), `name` the
-/// table's path (NULL when the server has no table at hand, e.g. for a rename: rheap's handler
-/// then passes on to HEAP what it does not hold).
+/// What the shim says of a share, in the core's terms, and the table's path.
 ///
-/// Only a table being created goes by the mode: an existing table that rheap does not hold is
-/// HEAP's (made in another mode), and must stay so even under ALL, else opening it again (after
-/// FLUSH TABLES, or when the table cache has no free instance) would give an empty table of
-/// rheap's in place of HEAP's rows.
+/// # Safety
+/// `f.db` must point to `f.db_length` bytes, and `f.path` be NULL or a NUL-terminated string.
+unsafe fn facts_of(f: &rheap_share_facts) -> (ShareFacts<'_>, Option<std::borrow::Cow<'_, str>>) {
+    let db: &[u8] = if f.db.is_null() || f.db_length == 0 {
+        &[]
+    } else {
+        // SAFETY: by the contract.
+        unsafe { std::slice::from_raw_parts(f.db.cast::<u8>(), f.db_length) }
+    };
+    let path = (!f.path.is_null())
+        // SAFETY: non-null, so NUL-terminated by the contract.
+        .then(|| unsafe { CStr::from_ptr(f.path) }.to_string_lossy());
+    let facts = ShareFacts {
+        internal_tmp: f.internal_tmp != 0,
+        // A database name that is not UTF-8 is no schema the rules name.
+        db: std::str::from_utf8(db).unwrap_or("\u{fffd}"),
+        blob_fields: f.blob_fields,
+        max_rows: f.max_rows,
+    };
+    (facts, path)
+}
+
+/// Whether rheap serves a MEMORY table (see [`takeover::serves_memory_table`]).
+fn serves(mode: Mode, kind: ShareKind, name: Option<&str>) -> crate::error::Result<bool> {
+    // A partitioned table's partitions are tables of their own (`<table>#P#<part>`).
+    let holds = |name: &str| TABLES.contains_or_parts(name, "#P#");
+    takeover::serves_memory_table(mode, kind, name, holds, &HEAP_NAMES)
+}
+
+/// Whether rheap serves the MEMORY table of the share the shim describes (`facts` NULL: no
+/// share at hand, a rename or a drop).
+///
+/// # Safety
+/// `facts` must be NULL or valid, as [`facts_of`] requires.
+#[no_mangle]
+pub unsafe extern "C" fn rheap_serves(mode: u32, facts: *const rheap_share_facts) -> u8 {
+    guard_value("rheap_serves", 0, || {
+        // SAFETY: NULL or valid by the contract.
+        let Some(f) = (unsafe { facts.as_ref() }) else {
+            return serves(mode_of(mode), ShareKind::Named, None).map(u8::from);
+        };
+        // SAFETY: as above.
+        let (facts, path) = unsafe { facts_of(f) };
+        serves(mode_of(mode), facts.kind(), path.as_deref()).map(u8::from)
+    })
+}
+
+/// Whether rheap serves the MEMORY table `name` that a handler made without a share creates
+/// (the partition engine makes those).
 ///
 /// # Safety
 /// `name` must be NULL or a NUL-terminated string.
 #[no_mangle]
-pub unsafe extern "C" fn rheap_serves(
-    mode: u32,
-    internal: u8,
-    creating: u8,
-    name: *const c_char,
-) -> u8 {
-    guard_value("rheap_serves", 0, || {
-        if internal != 0 {
-            // Internal temporary tables are private to their statement and never named in
-            // the registry: no lookup on this hot path.
-            return Ok(u8::from(mode != OFF));
-        }
-        if name.is_null() {
-            // A rename or drop: rheap's handler does it for the tables rheap holds and passes
-            // on the others to HEAP, whatever the mode is now.
-            return Ok(1);
-        }
-        // SAFETY: non-null and NUL-terminated by the contract.
-        let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
-        // A partitioned table's partitions are tables of their own (`<table>#P#<part>`).
-        let ours = TABLES.contains_or_parts(&name, "#P#");
-        if ours || (creating != 0 && mode == ALL && !heap_has(&name)) {
-            return Ok(1);
-        }
-        remember(&mut heap_names(), &name)?;
-        Ok(0)
+pub unsafe extern "C" fn rheap_serves_created(mode: u32, name: *const c_char) -> u8 {
+    guard_value("rheap_serves_created", 0, || {
+        let name = (!name.is_null())
+            // SAFETY: non-null, so NUL-terminated by the contract.
+            .then(|| unsafe { CStr::from_ptr(name) }.to_string_lossy());
+        serves(mode_of(mode), ShareKind::Creating, name.as_deref()).map(u8::from)
     })
 }
 
@@ -87,25 +94,34 @@ pub unsafe extern "C" fn rheap_serves(
 /// SHOW FULL COLUMNS, ROUTINES, VIEWS, TRIGGERS and the others. rheap then holds it as one of
 /// MEMORY's internal tables, with its BLOBs, and the server treats it as in memory from there
 /// on: no Aria files, and the server's own conversion to Aria if it outgrows the in-memory
-/// limit.
+/// limit. The rules: [`takeover::serves_schema_table`]; counted in
+/// `Rheap_information_schema_tables`.
 ///
-/// `mode` is `rheap_takeover` (OFF serves nothing), `schema_tables`
-/// `rheap_takeover_information_schema`. Left to Aria: a table built only for its definition
-/// (`structure_only`: SHOW CREATE TABLE, CREATE TABLE ... LIKE, information_schema.TABLES
-/// over information_schema itself), so that the engine those show stays the server's own; and
-/// a session that asks for on-disk temporary tables (`disk_asked`: `big_tables`,
-/// `tmp_memory_table_size` = 0).
+/// # Safety
+/// `facts` must be NULL or valid, as [`facts_of`] requires.
 #[no_mangle]
-pub extern "C" fn rheap_serves_schema_table(
+pub unsafe extern "C" fn rheap_serves_schema_table(
     mode: u32,
+    facts: *const rheap_share_facts,
     schema_tables: u8,
     structure_only: u8,
     disk_asked: u8,
 ) -> u8 {
     guard_value("rheap_serves_schema_table", 0, || {
-        let serves = mode != OFF && schema_tables != 0 && structure_only == 0 && disk_asked == 0;
+        // SAFETY: NULL or valid by the contract.
+        let Some(f) = (unsafe { facts.as_ref() }) else {
+            return Ok(0);
+        };
+        // SAFETY: as above.
+        let (facts, _) = unsafe { facts_of(f) };
+        let request = SchemaTableRequest {
+            enabled: schema_tables != 0,
+            structure_only: structure_only != 0,
+            disk_asked: disk_asked != 0,
+        };
+        let serves = takeover::serves_schema_table(mode_of(mode), &facts, request);
         if serves {
-            crate::status::add(crate::status::Counter::SchemaTablesServed, 1);
+            rheap_core::status::add(rheap_core::status::Counter::SchemaTablesServed, 1);
         }
         Ok(u8::from(serves))
     })
@@ -127,15 +143,7 @@ pub unsafe extern "C" fn rheap_heap_table_moved(from: *const c_char, to: *const 
             // SAFETY: non-null, so NUL-terminated by the contract.
             Some(unsafe { super::table_name(to) }?)
         };
-        let mut names = heap_names();
-        let Some(at) = names.iter().position(|n| n == from) else {
-            return Ok(());
-        };
-        names.swap_remove(at);
-        match to {
-            Some(to) => remember(&mut names, to),
-            None => Ok(()),
-        }
+        HEAP_NAMES.moved(from, to)
     })
 }
 

@@ -1,7 +1,7 @@
 # The rheap suite: ENGINE=RHEAP through the real mysql-test-run. Every test also passes,
 # unchanged, with RHEAP_ENGINE=MEMORY: the result files are MEMORY's behaviour.
 # suite.opt loads ha_rheap.so from $RHEAP_PLUGIN_DIR; by default that is this repository's
-# staged build output (target/plugin, made by `rheap-dev plugin` or ci/test).
+# staged build output (target/plugin, staged by rheap-dev or ci/test from `cargo xtask dist`'s target/dist).
 package My::Suite::Rheap;
 
 @ISA = qw(My::Suite);
@@ -13,7 +13,7 @@ use Cwd qw(abs_path);
 $ENV{RHEAP_ENGINE} ||= "RHEAP";
 $ENV{RHEAP_PLUGIN_DIR} ||= abs_path(dirname(__FILE__) . "/../../..") . "/target/plugin";
 
-return "No ha_rheap.so in $ENV{RHEAP_PLUGIN_DIR} (build it with: cargo run -p rheap-mtr-tests --bin rheap-dev -- plugin)"
+return "No ha_rheap.so in $ENV{RHEAP_PLUGIN_DIR} (build it with: cargo xtask dist; rheap-dev stages it in target/plugin)"
   unless -f "$ENV{RHEAP_PLUGIN_DIR}/ha_rheap.so";
 
 bless { };

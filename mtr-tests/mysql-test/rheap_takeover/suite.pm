@@ -10,7 +10,7 @@ use Cwd qw(abs_path);
 
 $ENV{RHEAP_PLUGIN_DIR} ||= abs_path(dirname(__FILE__) . "/../../..") . "/target/plugin";
 
-return "No ha_rheap.so in $ENV{RHEAP_PLUGIN_DIR} (build it with: cargo run -p rheap-mtr-tests --bin rheap-dev -- plugin)"
+return "No ha_rheap.so in $ENV{RHEAP_PLUGIN_DIR} (build it with: cargo xtask dist; rheap-dev stages it in target/plugin)"
   unless -f "$ENV{RHEAP_PLUGIN_DIR}/ha_rheap.so";
 
 bless { };

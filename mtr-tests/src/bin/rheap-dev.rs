@@ -1,39 +1,44 @@
-//! rheap's developer and CI driver; the scripts in ci/ call it.
+//! rheap's developer and CI driver; the scripts in ci/ call it. `rheap-dev --help` lists the
+//! subcommands, `rheap-dev SUBCOMMAND --help` their options and defaults.
 //!
-//! - `rheap-dev plugin`: build ha_rheap.so and stage target/plugin.
-//! - `rheap-dev serve [--smoke]`: a private server with RHEAP loaded; prints how to connect and
-//!   runs until interrupted (`--smoke`: checks it answers, then stops).
-//! - `rheap-dev mtr [ARGS]`: our mtr suite (extra ARGS go to mtr, e.g. test names), on the
-//!   engine `$RHEAP_ENGINE` names (RHEAP by default; MEMORY must give the same results).
-//! - `rheap-dev upstream`: the upstream `heap` suite and temp-table-heavy `main` tests, which
-//!   must pass unchanged with the plugin loaded and `--rheap-takeover=ALL`.
-//! - `rheap-dev conformance [ARGS]`: whole main and heap suites, stock vs plugin (conformance.rs).
-//! - `rheap-dev takeover [ARGS]`: our rheap_takeover suite (routing, conversion to disk).
-//! - `rheap-dev storage-engine [ARGS]`: the server's generic engine suite against
-//!   ENGINE=RHEAP and, side by side, ENGINE=MEMORY; RHEAP's failures are judged by
-//!   mtr-tests/storage_engine.exceptions and compared with MEMORY's (extra ARGS go to both
-//!   mtr runs).
-//! - `rheap-dev stress [--threads N] [--secs S]`: the stress run (default 32 clients for 60 s):
-//!   temp-table statements, DDL, shared-table writers and readers, rheap_takeover switches; then
-//!   the final checks (server up, committed rows, Rheap_tables_live, error log).
-//! - `rheap-dev valgrind [ARGS]`: our rheap suite on RHEAP with `mysql-test-run --valgrind`
-//!   (memcheck on mariadbd); fails on any valgrind error whose stack passes through rheap.
-//!   Slow (several minutes); not part of `test`.
-//! - `rheap-dev docker-check`: the checks of docker/ that need no Docker engine.
-//! - `rheap-dev fuzz [--minutes N] [--seed S] [--mode twin|servers|both]`: the differential
-//!   fuzzer (src/fuzz): MEMORY against RHEAP twin tables, and a stock server against one
-//!   with rheap; prints statements run, statements per second and mismatches, and writes
-//!   each mismatch, shrunk, as an mtr test case under target/fuzz/.
-//! - `rheap-dev test`: every check, in order (the short stress run among them), with progress;
-//!   the last line is
-//!   `N passed, N failed` over everything that ran.
+//! It never builds the plugin: `cargo xtask dist` does (and `test` runs it first); the
+//! subcommands load what that left in `target/dist`, staged in `target/plugin`
+//! (`rheap_harness::plugin`), or the directory `RHEAP_PLUGIN_DIR` names.
+//!
+//! - `plugin`: prints the staged plugin (`--failpoints`: the fault-injection variant's).
+//! - `serve [--smoke]`: a private server with RHEAP loaded; prints how to connect and runs
+//!   until interrupted (`--smoke`: checks it answers, then stops).
+//! - `mtr [ARGS]`: our mtr suite (extra ARGS go to mtr, e.g. test names), on the engine
+//!   `--engine`/`$RHEAP_ENGINE` names (RHEAP by default; MEMORY must give the same results).
+//! - `upstream`: the upstream `heap` suite and temp-table-heavy `main` tests, which must pass
+//!   unchanged with the plugin loaded and `--rheap-takeover=ALL`.
+//! - `conformance [ARGS]`: whole main and heap suites, stock vs plugin (conformance.rs).
+//! - `takeover [ARGS]`: our rheap_takeover suite (routing, conversion to disk).
+//! - `storage-engine [ARGS]`: the server's generic engine suite against ENGINE=RHEAP and, side
+//!   by side, ENGINE=MEMORY; RHEAP's failures are judged by mtr-tests/storage_engine.exceptions
+//!   and compared with MEMORY's (extra ARGS go to both mtr runs).
+//! - `stress [--threads N] [--secs S]`: the stress run (default 32 clients for 60 s): temp-table
+//!   statements, DDL, shared-table writers and readers, rheap_takeover switches; then the final
+//!   checks (server up, committed rows, Rheap_tables_live, error log).
+//! - `valgrind [ARGS]`: our rheap suite on RHEAP with `mysql-test-run --valgrind` (memcheck on
+//!   mariadbd); fails on any valgrind error whose stack passes through rheap. Slow (several
+//!   minutes); not part of `test`.
+//! - `docker-check`: the checks of docker/ that need no Docker engine.
+//! - `fuzz [--minutes N] [--seed S] [--mode twin|servers|both]`: the differential fuzzer
+//!   (src/fuzz): MEMORY against RHEAP twin tables, and a stock server against one with rheap;
+//!   prints statements run, statements per second and mismatches, and writes each mismatch,
+//!   shrunk, as an mtr test case under target/fuzz/.
+//! - `test`: every check, in order (the plugin's two builds by `cargo xtask dist` first, then
+//!   the short stress run among the rest), with progress; the last line is
+//!   `N passed, N failed, N skipped` over everything that ran.
 
 use anyhow::{bail, Result};
+use clap::{Parser, Subcommand, ValueEnum};
 use mysql::prelude::Queryable;
-use rheap_mtr_tests::server::{Options, Server};
-use rheap_mtr_tests::{
-    conformance, docker_check, fuzz, mtr, paths, plugin, process, sql, storage_engine, stress,
-};
+use rheap_harness::server::{Options, Server};
+use rheap_harness::{paths, plugin, process, sql};
+use rheap_mtr_tests::{conformance, docker_check, fuzz, mtr, storage_engine, stress};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// The upstream `main` tests heavy in temporary tables that must pass unchanged with every
@@ -72,73 +77,180 @@ const UPSTREAM_CONFORMANCE: &[&str] = &[
 const CI_FUZZ_SEED: u64 = 20261202;
 const CI_FUZZ_BUDGET: Duration = Duration::from_secs(45);
 
+#[derive(Parser)]
+#[command(
+    name = "rheap-dev",
+    about = "rheap's developer and CI driver (the plugin is built by `cargo xtask dist`)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the staged plugin (target/plugin/ha_rheap.so, staged from target/dist; never
+    /// builds: `cargo xtask dist` does).
+    Plugin {
+        /// The fault-injection variant's (`cargo xtask dist --failpoints`).
+        #[arg(long)]
+        failpoints: bool,
+    },
+    /// A private server with RHEAP loaded; prints how to connect, runs until interrupted.
+    Serve {
+        /// Check that it answers, then stop.
+        #[arg(long)]
+        smoke: bool,
+    },
+    /// Our mtr suite (mtr-tests/mysql-test/rheap).
+    Mtr {
+        /// The engine the suite's tables use (MEMORY must give the same results).
+        #[arg(long, env = "RHEAP_ENGINE", default_value = "RHEAP")]
+        engine: String,
+        /// Arguments for mysql-test-run (test names, --record, ...).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        mtr_args: Vec<String>,
+    },
+    /// The upstream heap suite and temp-table-heavy main tests with rheap_takeover=ALL.
+    Upstream,
+    /// The whole main and heap suites, stock server vs plugin with rheap_takeover=ALL.
+    Conformance {
+        /// Arguments for mysql-test-run.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        mtr_args: Vec<String>,
+    },
+    /// Our rheap_takeover suite (routing, conversion to disk).
+    Takeover {
+        /// Arguments for mysql-test-run.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        mtr_args: Vec<String>,
+    },
+    /// The server's storage_engine suite on RHEAP, and on MEMORY to compare.
+    StorageEngine {
+        /// Arguments for both mysql-test-run runs.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        mtr_args: Vec<String>,
+    },
+    /// The checks of docker/ that need no Docker engine (hadolint, compose schema, scripts).
+    DockerCheck,
+    /// Our rheap suite under mysql-test-run --valgrind (several minutes; not in `test`).
+    Valgrind {
+        /// Arguments for mysql-test-run.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        mtr_args: Vec<String>,
+    },
+    /// The stress run on a private server, then its final checks.
+    Stress {
+        /// Client threads.
+        #[arg(long, default_value_t = stress::Config::FULL.threads)]
+        threads: usize,
+        /// Seconds to run.
+        #[arg(long, default_value_t = stress::Config::FULL.secs)]
+        secs: u64,
+    },
+    /// The differential fuzzer: MEMORY vs RHEAP twin tables, and a stock server vs rheap.
+    Fuzz {
+        /// Minutes per mode.
+        #[arg(long, default_value_t = 1.0)]
+        minutes: f64,
+        /// The seed (default: the clock's, printed so that a run can be repeated).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Which fuzzer runs.
+        #[arg(long, value_enum, default_value_t = FuzzMode::Both)]
+        mode: FuzzMode,
+    },
+    /// Every check, in order (builds the plugin with `cargo xtask dist` first); the last line
+    /// is `N passed, N failed, N skipped`.
+    Test,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FuzzMode {
+    Twin,
+    Servers,
+    Both,
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.first().map(String::as_str) {
-        Some("plugin") => plugin::dir().map(|d| println!("{}", d.join("ha_rheap.so").display())),
-        Some("serve") => serve(args.iter().any(|a| a == "--smoke")),
-        Some("mtr") => {
-            let engine = std::env::var("RHEAP_ENGINE").unwrap_or_else(|_| "RHEAP".into());
+    let result = match Cli::parse().command {
+        Command::Plugin { failpoints } => {
+            let dir = if failpoints {
+                plugin::failpoints_dir()
+            } else {
+                plugin::dir()
+            };
+            dir.map(|d| println!("{}", d.join("ha_rheap.so").display()))
+        }
+        Command::Serve { smoke } => serve(smoke),
+        Command::Mtr { engine, mtr_args } => {
             report(&[Tally::mtr_result(
                 &format!("rheap suite on {engine}"),
-                our_mtr(&engine, &args[1..]),
+                our_mtr(&engine, &mtr_args),
             )]);
             Ok(())
         }
-        Some("upstream") => {
+        Command::Upstream => {
             report(&[Tally::mtr_result(
                 "upstream, rheap_takeover=ALL",
                 upstream_conformance(),
             )]);
             Ok(())
         }
-        Some("conformance") => conformance::run(&args[1..]).map(|r| {
+        Command::Conformance { mtr_args } => conformance::run(&mtr_args).map(|r| {
             if !r.ok() {
                 std::process::exit(1);
             }
         }),
-        Some("takeover") => {
+        Command::Takeover { mtr_args } => {
             report(&[Tally::mtr_result(
                 "rheap_takeover suite",
-                our_takeover_mtr(&args[1..]),
+                our_takeover_mtr(&mtr_args),
             )]);
             Ok(())
         }
-        Some("storage-engine") => {
-            report(&[storage_engine_tally(&args[1..])]);
+        Command::StorageEngine { mtr_args } => {
+            report(&[storage_engine_tally(&mtr_args)]);
             Ok(())
         }
-        Some("docker-check") => {
+        Command::DockerCheck => {
             report(&[docker_tally()]);
             Ok(())
         }
-        Some("valgrind") => {
-            report(&[valgrind_tally(&args[1..])]);
+        Command::Valgrind { mtr_args } => {
+            report(&[valgrind_tally(&mtr_args)]);
             Ok(())
         }
-        Some("stress") => stress_args(&args[1..]).map(|cfg| report(&[stress_tally(cfg)])),
-        Some("fuzz") => fuzz_args(&args[1..]).map(|(modes, seed, budget)| {
+        Command::Stress { threads, secs } => {
+            report(&[stress_tally(stress::Config { threads, secs })]);
+            Ok(())
+        }
+        Command::Fuzz {
+            minutes,
+            seed,
+            mode,
+        } => {
+            let modes = match mode {
+                FuzzMode::Twin => vec![fuzz::Mode::Twin],
+                FuzzMode::Servers => vec![fuzz::Mode::Servers],
+                FuzzMode::Both => vec![fuzz::Mode::Twin, fuzz::Mode::Servers],
+            };
+            let seed = seed.unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(1, |d| d.as_secs())
+            });
+            println!("fuzz: seed {seed}, {minutes} minute(s) per mode");
+            let budget = Duration::from_secs_f64(minutes * 60.0);
             let tallies: Vec<Tally> = modes.iter().map(|&m| fuzz_tally(m, seed, budget)).collect();
-            report(&tallies)
-        }),
-        Some("test") => test(),
-        _ => {
-            eprintln!(
-                "usage: rheap-dev plugin | serve [--smoke] | mtr [MTR ARGS] | upstream \
-                 | conformance [MTR ARGS] \
-                 | takeover [MTR ARGS] | storage-engine [MTR ARGS] | docker-check \
-                 | stress [--threads N] [--secs S] | valgrind [MTR ARGS] \
-                 | fuzz [--minutes N] [--seed S] [--mode twin|servers|both] | test"
-            );
-            std::process::exit(2);
+            report(&tallies);
+            Ok(())
         }
+        Command::Test => test(),
     };
-    match result {
-        Ok(()) => {}
-        Err(e) => {
-            eprintln!("rheap-dev: {e:#}");
-            std::process::exit(1);
-        }
+    if let Err(e) = result {
+        eprintln!("rheap-dev: {e:#}");
+        std::process::exit(1);
     }
 }
 
@@ -315,59 +427,6 @@ fn valgrind_tally(extra: &[String]) -> Tally {
     }
 }
 
-/// `--threads N`, `--secs S` over the full run's defaults.
-fn stress_args(args: &[String]) -> Result<stress::Config> {
-    let mut cfg = stress::Config::FULL;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let value = |v: Option<&String>| -> Result<u64> {
-            v.and_then(|v| v.parse().ok())
-                .ok_or_else(|| anyhow::anyhow!("{a} needs a number"))
-        };
-        match a.as_str() {
-            "--threads" => cfg.threads = value(it.next())? as usize,
-            "--secs" => cfg.secs = value(it.next())?,
-            other => bail!("stress: unknown argument {other}"),
-        }
-    }
-    Ok(cfg)
-}
-
-/// `fuzz`'s arguments: the modes (both by default), the seed (the clock's by default, printed
-/// so that a run can be repeated) and the time per mode (`--minutes`, 1 by default).
-fn fuzz_args(args: &[String]) -> Result<(Vec<fuzz::Mode>, u64, Duration)> {
-    let mut modes = vec![fuzz::Mode::Twin, fuzz::Mode::Servers];
-    let mut seed = None;
-    let mut minutes = 1.0f64;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut value = || {
-            it.next()
-                .ok_or_else(|| anyhow::anyhow!("{a} needs a value"))
-        };
-        match a.as_str() {
-            "--minutes" => minutes = value()?.parse()?,
-            "--seed" => seed = Some(value()?.parse()?),
-            "--mode" => {
-                modes = match value()?.as_str() {
-                    "twin" => vec![fuzz::Mode::Twin],
-                    "servers" => vec![fuzz::Mode::Servers],
-                    "both" => vec![fuzz::Mode::Twin, fuzz::Mode::Servers],
-                    other => bail!("--mode twin|servers|both, not {other}"),
-                }
-            }
-            other => bail!("unknown fuzz argument {other} (see rheap-dev's usage)"),
-        }
-    }
-    let seed = seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_secs())
-    });
-    println!("fuzz: seed {seed}, {minutes} minute(s) per mode");
-    Ok((modes, seed, Duration::from_secs_f64(minutes * 60.0)))
-}
-
 /// One fuzz mode as a step: its clean cases pass, each mismatch fails (with its mtr case).
 fn fuzz_tally(mode: fuzz::Mode, seed: u64, budget: Duration) -> Tally {
     let name = format!("fuzz {} (seed {seed})", mode.name());
@@ -477,7 +536,13 @@ impl Tally {
     }
 }
 
+/// The plugin's builds the commands `run_echo` ran said they made: `cargo xtask` prints each
+/// cargo command that builds it as a line starting with this.
+const BUILD_LINE: &str = "[xtask] cargo build";
+static PLUGIN_BUILDS: AtomicUsize = AtomicUsize::new(0);
+
 /// Runs a command from the workspace root, echoing its output; returns success and output.
+/// Counts the plugin's builds in it ([`BUILD_LINE`]).
 fn run_echo(program: &str, args: &[&str]) -> Result<(bool, String)> {
     println!("$ {program} {}", args.join(" "));
     let mut out = String::new();
@@ -486,7 +551,13 @@ fn run_echo(program: &str, args: &[&str]) -> Result<(bool, String)> {
         out.push_str(line);
         Ok(())
     })?;
+    PLUGIN_BUILDS.fetch_add(plugin_builds(&out), Ordering::Relaxed);
     Ok((ok, out))
+}
+
+/// How many of `out`'s lines say that `cargo xtask` built the plugin.
+fn plugin_builds(out: &str) -> usize {
+    out.lines().filter(|l| l.starts_with(BUILD_LINE)).count()
 }
 
 /// Sums cargo's `test result: ok. 3 passed; 0 failed; 1 ignored; ...` lines.
@@ -517,7 +588,7 @@ fn test() -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let started = Instant::now();
     let mut tallies = Vec::new();
-    let steps = 13;
+    let steps = 15;
     let mut step = 0;
     let mut header = |what: &str| {
         step += 1;
@@ -548,18 +619,38 @@ fn test() -> Result<()> {
     .0;
     tallies.push(Tally::check("cargo clippy -D warnings", clippy));
 
+    header("cargo xtask cycles: no import cycle between a crate's modules");
+    tallies.push(Tally::check(
+        "cargo xtask cycles",
+        run_echo(&cargo, &["xtask", "cycles"])?.0,
+    ));
+
     header("docker/: hadolint, compose schema, the scripts the container calls (no build)");
     tallies.push(docker_tally());
 
-    header("build and stage ha_rheap.so");
-    let plugin_ok = plugin::dir().map(|d| println!("staged {}", d.display()));
-    if let Err(e) = &plugin_ok {
-        println!("plugin build failed: {e:#}");
-    }
-    tallies.push(Tally::check("plugin build", plugin_ok.is_ok()));
+    // The plugin is built here, once, and everything below loads what these left: the
+    // directories go to the test binaries, ci/bench and mtr through RHEAP_PLUGIN_DIR and
+    // RHEAP_FAILPOINTS_PLUGIN_DIR, so nothing below builds it.
+    header("build the plugin: cargo xtask dist (release, into target/dist)");
+    tallies.push(dist_step(
+        &cargo,
+        "dist",
+        None,
+        "RHEAP_PLUGIN_DIR",
+        plugin::dir,
+    ));
+
+    header("build the fault-injection variant: cargo xtask dist --failpoints");
+    tallies.push(dist_step(
+        &cargo,
+        "dist --failpoints",
+        Some("--failpoints"),
+        "RHEAP_FAILPOINTS_PLUGIN_DIR",
+        plugin::failpoints_dir,
+    ));
 
     header("cargo test --workspace");
-    let (ok, out) = run_echo(&cargo, &["test", "--workspace"])?;
+    let (ok, out) = run_echo(&cargo, &["test", "--workspace", "--no-fail-fast"])?;
     let (passed, failed, skipped) = cargo_counts(&out);
     let mut t = Tally {
         name: "cargo test".into(),
@@ -615,8 +706,44 @@ fn test() -> Result<()> {
     ));
 
     println!("\n==> done in {:.0?}", started.elapsed());
+    println!(
+        "cargo builds of the plugin: {} (expected 2: the release build of `cargo xtask dist` \
+         and the failpoints build of `cargo xtask dist --failpoints`)",
+        PLUGIN_BUILDS.load(Ordering::Relaxed)
+    );
     report(&tallies);
     Ok(())
+}
+
+/// `cargo xtask dist [flag]` as a step, then the staged directory (`staged`) exported as `var`
+/// for everything that runs after it. A failed build leaves `var` unset: what needs the
+/// plugin then fails, saying there is none, rather than building one.
+fn dist_step(
+    cargo: &str,
+    name: &str,
+    flag: Option<&str>,
+    var: &str,
+    staged: fn() -> Result<std::path::PathBuf>,
+) -> Tally {
+    let name = format!("cargo xtask {name}");
+    let args: Vec<&str> = ["xtask", "dist"].into_iter().chain(flag).collect();
+    let built = run_echo(cargo, &args).and_then(|(ok, _)| {
+        if !ok {
+            bail!("`{name}` failed (see above)");
+        }
+        staged()
+    });
+    match built {
+        Ok(dir) => {
+            println!("staged {} (exported as {var})", dir.display());
+            std::env::set_var(var, &dir);
+            Tally::check(&name, true)
+        }
+        Err(e) => Tally {
+            notes: vec![format!("{e:#}")],
+            ..Tally::check(&name, false)
+        },
+    }
 }
 
 /// The per-step table and, last, the `N passed, N failed` line; exits 1 when any failed
@@ -652,5 +779,33 @@ mod tests {
                    noise\n\
                    test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 2s\n";
         assert_eq!(super::cargo_counts(out), (5, 1, 1));
+    }
+
+    #[test]
+    fn plugin_builds_count_xtask_build_lines() {
+        let out = "[xtask] cargo build --release -p rheap\n   Compiling rheap v0.1.0\n\
+                   [xtask] cargo build, as: cargo rustc --release -p rheap --lib\n\
+                   [xtask] target/dist/ha_rheap.so\n";
+        assert_eq!(super::plugin_builds(out), 2);
+    }
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn mtr_arguments_pass_through() {
+        use clap::Parser;
+        let cli =
+            super::Cli::try_parse_from(["rheap-dev", "mtr", "--record", "hash_index"]).unwrap();
+        match cli.command {
+            super::Command::Mtr { mtr_args, .. } => {
+                assert_eq!(mtr_args, ["--record", "hash_index"])
+            }
+            _ => panic!("not mtr"),
+        }
+        assert!(super::Cli::try_parse_from(["rheap-dev", "stress", "--threads", "x"]).is_err());
     }
 }

@@ -1,10 +1,10 @@
 //! What one statement did, as the fuzzer compares it: the rows (every value as text), the
 //! affected rows and the server's info line, the warnings, or the error.
 
-use crate::sql::value_text;
 use anyhow::Result;
 use mysql::prelude::Queryable;
 use mysql::{Conn, Row};
+use rheap_harness::sql::value_text;
 use std::collections::HashMap;
 use std::fmt;
 

@@ -6,13 +6,14 @@
 //! compared row for row where the query orders its rows totally, as multisets elsewhere.
 
 use super::outcome::Outcome;
+use super::report::{case_rng, out_dir, Mismatch, Mode, Progress, Report, SHRINK_BUDGET};
 use super::rng::Rng;
-use super::{case_rng, out_dir, shrink, Mismatch, Mode, Progress, Report, SHRINK_BUDGET};
-use crate::server::{Options, Server};
-use crate::sql::global_status;
+use super::shrink;
 use anyhow::{Context, Result};
 use mysql::prelude::Queryable;
 use mysql::Conn;
+use rheap_harness::server::{Options, Server};
+use rheap_harness::sql::global_status;
 use std::time::Duration;
 
 /// The temporary-table sizes each query runs at: small enough that most tables move to Aria,

@@ -7,7 +7,7 @@
 //! byte. Anything else (MEMORY passes or skips it, a `.reject` is missing, the two differ) is
 //! a difference of RHEAP's own.
 
-use super::verdict::Outcome;
+use super::outcome::Outcome;
 use std::path::{Path, PathBuf};
 
 /// What the engine under test is called in both outputs once normalised.

@@ -1,0 +1,472 @@
+//! A table's rows: in their slots as they are ([`RecordStore`]), or packed ([`RowFormat`]) at
+//! their actual length.
+//!
+//! A packed row lives in a piece of the table's row arena; its slot holds where (a pointer and a
+//! length), so slot numbers, scan order and positions stay exactly those of fixed-length rows.
+//! A row that grows or shrinks in an UPDATE moves to a new piece; the old piece waits on the
+//! arena's free list for a row of its size.
+
+use crate::alloc::Pieces;
+use crate::error::{Error, Result};
+use crate::records::{Pos, RecordStore};
+use crate::row::RowFormat;
+use allocator_api2::alloc::Layout;
+use std::ptr::NonNull;
+
+/// Bytes of a packed row's slot: the piece's address and length.
+const DESCRIPTOR: usize = 16;
+
+#[derive(Debug)]
+pub struct RowStore {
+    format: RowFormat,
+    /// Slots: the rows themselves, or descriptors of packed rows.
+    slots: RecordStore,
+    /// Where packed rows live (None: rows are stored as they are). Only the store changes
+    /// them, through `&mut self`: no lock.
+    pieces: Option<Pieces>,
+    /// BLOB bytes in the rows.
+    blob_bytes: u64,
+}
+
+fn descriptor(p: NonNull<u8>, len: usize) -> [u8; DESCRIPTOR] {
+    let mut d = [0u8; DESCRIPTOR];
+    d[..8].copy_from_slice(&(p.as_ptr() as u64).to_ne_bytes());
+    d[8..].copy_from_slice(&(len as u64).to_ne_bytes());
+    d
+}
+
+fn layout(len: usize) -> Layout {
+    // A length of zero still gets a piece, so every row has an address; the alignment is 1.
+    Layout::from_size_align(len.max(1), 1).expect("a row's length fits a layout")
+}
+
+impl RowStore {
+    /// A store for records of `format`; `planned_rows` (MIN_ROWS) sizes the first block within
+    /// `limit` bytes.
+    pub fn new(format: RowFormat, rec_len: usize, planned_rows: u64, limit: u64) -> RowStore {
+        let packed = !format.is_fixed();
+        RowStore {
+            slots: RecordStore::new(
+                if packed { DESCRIPTOR } else { rec_len },
+                planned_rows,
+                limit,
+            ),
+            pieces: packed.then(|| Pieces::new(rec_len.min(256), planned_rows, limit)),
+            format,
+            blob_bytes: 0,
+        }
+    }
+
+    pub fn format(&self) -> &RowFormat {
+        &self.format
+    }
+
+    #[inline]
+    pub fn is_packed(&self) -> bool {
+        self.pieces.is_some()
+    }
+
+    /// The packed form of `rec`, for a format without BLOBs (those are packed by the caller,
+    /// who vouches for their pointers).
+    pub fn pack_plain(&self, rec: &[u8], out: &mut Vec<u8>) -> Result<()> {
+        if self.format.has_blobs() {
+            return Err(Error::WrongCommand);
+        }
+        // SAFETY: a format without BLOB fields reads no pointer from the record.
+        unsafe { self.format.pack(rec, out) }?;
+        Ok(())
+    }
+
+    /// Stores a row: `packed` is the record packed by [`RowFormat::pack`] (the record itself
+    /// when rows are stored as they are).
+    #[inline]
+    pub fn insert(&mut self, packed: &[u8]) -> Result<Pos> {
+        let Some(pieces) = &mut self.pieces else {
+            return self.slots.insert(packed);
+        };
+        let blob = self.format.blob_bytes(packed)? as u64;
+        let piece = put(pieces, packed)?;
+        match self.slots.insert(&descriptor(piece, packed.len())) {
+            Ok(pos) => {
+                self.blob_bytes += blob;
+                Ok(pos)
+            }
+            Err(e) => {
+                // SAFETY: the piece was allocated just above with this length.
+                unsafe { pieces.deallocate(piece, layout(packed.len())) };
+                Err(e)
+            }
+        }
+    }
+
+    /// The stored bytes of row `pos` (packed when rows are packed).
+    #[inline(always)]
+    pub fn stored(&self, pos: Pos) -> Option<&[u8]> {
+        self.slots.get(pos).map(|slot| self.contents(slot))
+    }
+
+    /// The stored bytes a live slot holds: the record itself, or the piece it names.
+    #[inline(always)]
+    fn contents<'a>(&'a self, slot: &'a [u8]) -> &'a [u8] {
+        if self.pieces.is_none() {
+            return slot;
+        }
+        let (p, len) = Self::read_descriptor(slot);
+        // SAFETY: the descriptor names a live piece of the arena holding `len` bytes written
+        // at insert/update; it is freed only when the slot changes (through `&mut self`).
+        unsafe { std::slice::from_raw_parts(p.as_ptr(), len) }
+    }
+
+    fn read_descriptor(slot: &[u8]) -> (NonNull<u8>, usize) {
+        let p = u64::from_ne_bytes(slot[..8].try_into().expect("8 bytes")) as usize;
+        let len = u64::from_ne_bytes(slot[8..16].try_into().expect("8 bytes")) as usize;
+        (
+            NonNull::new(p as *mut u8).expect("a stored piece's address"),
+            len,
+        )
+    }
+
+    /// Stored bytes as a record into `out`; its BLOB pointers point into `blobs`.
+    #[inline(always)]
+    fn record_from(&self, stored: &[u8], out: &mut [u8], blobs: &mut Vec<u8>) -> Result<()> {
+        if self.pieces.is_none() {
+            out.copy_from_slice(stored);
+            Ok(())
+        } else {
+            self.format.unpack(stored, out, blobs)
+        }
+    }
+
+    /// Row `pos` as a record into `out`; its BLOB pointers point into `blobs`.
+    #[inline(always)]
+    pub fn read_into(&self, pos: Pos, out: &mut [u8], blobs: &mut Vec<u8>) -> Result<()> {
+        let stored = self.stored(pos).ok_or(Error::RecordDeleted)?;
+        self.record_from(stored, out, blobs)
+    }
+
+    /// Row `pos` as stored, to change in place, when rows are stored as records (not packed).
+    #[inline(always)]
+    pub fn record_mut(&mut self, pos: Pos) -> Option<&mut [u8]> {
+        match self.pieces {
+            None => self.slots.get_mut(pos),
+            Some(_) => None,
+        }
+    }
+
+    /// Replaces row `pos` with `packed`.
+    pub fn update(&mut self, pos: Pos, packed: &[u8]) -> Result<()> {
+        if self.pieces.is_none() {
+            return self.slots.update(pos, packed);
+        }
+        let (old, old_len) =
+            Self::read_descriptor(self.slots.get(pos).ok_or(Error::RecordDeleted)?);
+        let old_blob = self.format.blob_bytes(self.stored(pos).expect("live"))? as u64;
+        let blob = self.format.blob_bytes(packed)? as u64;
+        if let Some(pieces) = &mut self.pieces {
+            let piece = put(pieces, packed)?;
+            if let Err(e) = self.slots.update(pos, &descriptor(piece, packed.len())) {
+                // SAFETY: the piece was allocated just above with this length.
+                unsafe { pieces.deallocate(piece, layout(packed.len())) };
+                return Err(e);
+            }
+            // SAFETY: the old piece was allocated with this length and no slot names it any
+            // more.
+            unsafe { pieces.deallocate(old, layout(old_len)) };
+        }
+        self.blob_bytes = self.blob_bytes - old_blob + blob;
+        Ok(())
+    }
+
+    pub fn delete(&mut self, pos: Pos) -> Result<()> {
+        if self.pieces.is_none() {
+            return self.slots.delete(pos);
+        }
+        let (p, len) = Self::read_descriptor(self.slots.get(pos).ok_or(Error::RecordDeleted)?);
+        let blob = self.format.blob_bytes(self.stored(pos).expect("live"))? as u64;
+        self.slots.delete(pos)?;
+        if let Some(pieces) = &mut self.pieces {
+            // SAFETY: allocated with this length; its slot is free now.
+            unsafe { pieces.deallocate(p, layout(len)) };
+        }
+        self.blob_bytes -= blob;
+        Ok(())
+    }
+
+    /// Drops every row and gives the memory back.
+    pub fn clear(&mut self) {
+        self.slots.clear();
+        self.clear_pieces();
+    }
+
+    /// Drops every row and keeps the blocks (the slots' and the packed rows') for the next
+    /// rows.
+    pub fn clear_keeping_blocks(&mut self) {
+        self.slots.clear_keeping_blocks();
+        if let Some(pieces) = &mut self.pieces {
+            pieces.clear_keeping_blocks();
+        }
+        self.blob_bytes = 0;
+    }
+
+    fn clear_pieces(&mut self) {
+        if let Some(pieces) = self.pieces.as_mut().filter(|p| p.bytes() != 0) {
+            *pieces = pieces.fresh();
+        }
+        self.blob_bytes = 0;
+    }
+
+    pub fn next_live(&self, from: Pos) -> Option<Pos> {
+        self.slots.next_live(from)
+    }
+
+    /// The row in slot `pos`, as a record into `out` (see [`read_into`](Self::read_into)), as
+    /// HEAP's scan reads a slot: `RecordDeleted` for a freed slot, `EndOfFile` past the last
+    /// slot ever used.
+    pub fn read_slot_into(&self, pos: Pos, out: &mut [u8], blobs: &mut Vec<u8>) -> Result<()> {
+        match self.slots.get(pos) {
+            Some(slot) => self.record_from(self.contents(slot), out, blobs),
+            None if pos < self.slots.slots() => Err(Error::RecordDeleted),
+            None => Err(Error::EndOfFile),
+        }
+    }
+
+    pub fn records(&self) -> u64 {
+        self.slots.records()
+    }
+
+    pub fn deleted(&self) -> u64 {
+        self.slots.deleted()
+    }
+
+    pub fn slots(&self) -> u64 {
+        self.slots.slots()
+    }
+
+    pub fn needs_new_slot(&self) -> bool {
+        self.slots.needs_new_slot()
+    }
+
+    /// BLOB bytes in the rows.
+    pub fn blob_bytes(&self) -> u64 {
+        self.blob_bytes
+    }
+
+    /// Bytes of the blocks holding the rows.
+    pub fn bytes(&self) -> usize {
+        self.slots.bytes() + self.pieces.as_ref().map_or(0, Pieces::bytes)
+    }
+
+    /// Checks the invariants; panics on a violation.
+    pub fn debug_check_consistency(&self) {
+        self.slots.debug_check_consistency();
+        if let Some(pieces) = &self.pieces {
+            pieces.debug_check_consistency();
+            let mut blob = 0;
+            let mut p = 0;
+            while let Some(q) = self.next_live(p) {
+                let stored = self.stored(q).expect("live");
+                blob += self.format.blob_bytes(stored).expect("a well-formed row") as u64;
+                p = q + 1;
+            }
+            assert_eq!(blob, self.blob_bytes, "BLOB bytes add up");
+        }
+    }
+}
+
+/// A new piece holding `bytes`.
+fn put(pieces: &mut Pieces, bytes: &[u8]) -> Result<NonNull<u8>> {
+    let piece = pieces
+        .allocate(layout(bytes.len()))
+        .ok_or(Error::OutOfMemory)?;
+    // SAFETY: the piece has room for at least `bytes.len()` bytes and nothing else uses it.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), piece.as_ptr(), bytes.len()) };
+    Ok(piece)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::row::{VarField, VarKind};
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    fn format() -> RowFormat {
+        RowFormat::new(
+            1 + 31,
+            vec![VarField {
+                offset: 1,
+                kind: VarKind::Varchar {
+                    len_bytes: 1,
+                    max: 30,
+                },
+            }],
+        )
+        .unwrap()
+    }
+
+    fn rec(s: &[u8]) -> Vec<u8> {
+        let mut r = vec![0, s.len() as u8];
+        r.extend_from_slice(s);
+        r.resize(32, 0);
+        r
+    }
+
+    #[test]
+    fn packed_rows_keep_slots_and_scan_order() {
+        let mut s = RowStore::new(format(), 32, 0, u64::MAX);
+        let mut packed = Vec::new();
+        for w in [&b"one"[..], b"two", b"three"] {
+            s.pack_plain(&rec(w), &mut packed).unwrap();
+            s.insert(&packed).unwrap();
+        }
+        s.delete(1).unwrap();
+        s.pack_plain(&rec(b"a much longer value"), &mut packed)
+            .unwrap();
+        s.update(0, &packed).unwrap();
+        s.pack_plain(&rec(b"4"), &mut packed).unwrap();
+        assert_eq!(s.insert(&packed).unwrap(), 1, "the freed slot is reused");
+        let mut out = vec![0u8; 32];
+        let mut blobs = Vec::new();
+        let mut seen = Vec::new();
+        let mut p = 0;
+        while let Some(q) = s.next_live(p) {
+            s.read_into(q, &mut out, &mut blobs).unwrap();
+            seen.push(out[2..2 + out[1] as usize].to_vec());
+            p = q + 1;
+        }
+        assert_eq!(
+            seen,
+            [&b"a much longer value"[..], b"4", b"three"].map(|b| b.to_vec())
+        );
+        assert_eq!(s.stored(2).unwrap().len(), 1 + 1 + 5);
+        s.debug_check_consistency();
+        s.clear();
+        assert_eq!(s.records(), 0);
+        s.debug_check_consistency();
+    }
+
+    /// `[VARCHAR(30), 1-byte length][BLOB, 3-byte length]`
+    fn blob_format() -> RowFormat {
+        RowFormat::new(
+            31 + 3 + 8,
+            vec![
+                VarField {
+                    offset: 0,
+                    kind: VarKind::Varchar {
+                        len_bytes: 1,
+                        max: 30,
+                    },
+                },
+                VarField {
+                    offset: 31,
+                    kind: VarKind::Blob { len_bytes: 3 },
+                },
+            ],
+        )
+        .unwrap()
+    }
+
+    /// A record of `blob_format` whose BLOB pointer points into `blob`.
+    fn blob_rec(v: &[u8], blob: &[u8]) -> Vec<u8> {
+        let mut r = vec![v.len() as u8];
+        r.extend_from_slice(v);
+        r.resize(31, 0);
+        r.extend_from_slice(&(blob.len() as u32).to_le_bytes()[..3]);
+        let p = if blob.is_empty() {
+            0
+        } else {
+            blob.as_ptr() as usize
+        };
+        r.extend_from_slice(&p.to_ne_bytes());
+        r
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Insert(Vec<u8>, Vec<u8>),
+        Update(usize, Vec<u8>, Vec<u8>),
+        Delete(usize),
+        Clear,
+        ClearKeepingBlocks,
+    }
+
+    fn value() -> impl Strategy<Value = (Vec<u8>, Vec<u8>)> {
+        (
+            proptest::collection::vec(any::<u8>(), 0..=30),
+            prop_oneof![
+                proptest::collection::vec(any::<u8>(), 0..40),
+                proptest::collection::vec(any::<u8>(), 0..20_000),
+            ],
+        )
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            5 => value().prop_map(|(v, b)| Op::Insert(v, b)),
+            4 => (any::<usize>(), value()).prop_map(|(i, (v, b))| Op::Update(i, v, b)),
+            2 => any::<usize>().prop_map(Op::Delete),
+            1 => Just(Op::Clear),
+            1 => Just(Op::ClearKeepingBlocks),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+        /// Packed rows with BLOBs that grow, shrink and go, against a map from slot to values:
+        /// every row reads back whole, in slot order, and the BLOB bytes add up.
+        #[test]
+        fn blob_rows_match_a_model(ops in proptest::collection::vec(op(), 1..60)) {
+            let f = blob_format();
+            let mut s = RowStore::new(f.clone(), 42, 0, u64::MAX);
+            let mut model: BTreeMap<Pos, (Vec<u8>, Vec<u8>)> = BTreeMap::new();
+            let mut packed = Vec::new();
+            for op in ops {
+                match op {
+                    Op::Insert(v, b) => {
+                        // SAFETY: the record's pointer points at `b`, alive for the call.
+                        unsafe { f.pack(&blob_rec(&v, &b), &mut packed) }.unwrap();
+                        let pos = s.insert(&packed).unwrap();
+                        prop_assert!(model.insert(pos, (v, b)).is_none());
+                    }
+                    Op::Update(i, v, b) if !model.is_empty() => {
+                        let pos = *model.keys().nth(i % model.len()).unwrap();
+                        // SAFETY: as above.
+                        unsafe { f.pack(&blob_rec(&v, &b), &mut packed) }.unwrap();
+                        s.update(pos, &packed).unwrap();
+                        model.insert(pos, (v, b));
+                    }
+                    Op::Delete(i) if !model.is_empty() => {
+                        let pos = *model.keys().nth(i % model.len()).unwrap();
+                        s.delete(pos).unwrap();
+                        model.remove(&pos);
+                    }
+                    Op::Clear => {
+                        s.clear();
+                        model.clear();
+                    }
+                    Op::ClearKeepingBlocks => {
+                        s.clear_keeping_blocks();
+                        model.clear();
+                    }
+                    _ => {}
+                }
+                s.debug_check_consistency();
+                let mut out = vec![0u8; 42];
+                let mut blobs = Vec::new();
+                let mut p = 0;
+                let mut seen = Vec::new();
+                while let Some(q) = s.next_live(p) {
+                    s.read_into(q, &mut out, &mut blobs).unwrap();
+                    let v = out[1..1 + out[0] as usize].to_vec();
+                    let len = u32::from_le_bytes([out[31], out[32], out[33], 0]) as usize;
+                    prop_assert_eq!(len, blobs.len());
+                    seen.push((q, (v, blobs.clone())));
+                    p = q + 1;
+                }
+                prop_assert_eq!(seen, model.clone().into_iter().collect::<Vec<_>>());
+                let blob_total: usize = model.values().map(|(_, b)| b.len()).sum();
+                prop_assert_eq!(s.blob_bytes(), blob_total as u64);
+            }
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! A table for the engine's integration tests: `[null bits][a: i32][b: u8]`, a UNIQUE HASH key
+//! on `a` and a BTREE key on `b`.
+
+use rheap_core::key::{Algorithm, KeyDef, KeySeg, SegKind};
+use rheap_core::table::{Table, TableDef};
+
+pub fn table() -> Table {
+    table_with_max_rows(0)
+}
+
+/// The same table with MAX_ROWS (the fuzz target varies it: core/fuzz includes this file).
+#[allow(dead_code)]
+pub fn table_with_max_rows(max_rows: u64) -> Table {
+    let a = KeySeg {
+        kind: SegKind::Int {
+            bytes: 4,
+            signed: true,
+        },
+        start: 1,
+        length: 4,
+        null: Some((0, 1)),
+        reverse: false,
+    };
+    let b = KeySeg {
+        kind: SegKind::Binary,
+        start: 5,
+        length: 1,
+        null: None,
+        reverse: false,
+    };
+    let key = |algorithm, unique, segs: Vec<KeySeg>| {
+        let key_length = segs
+            .iter()
+            .map(|s| s.length + usize::from(s.null.is_some()))
+            .sum();
+        KeyDef::new(algorithm, unique, false, segs, key_length)
+    };
+    Table::new(
+        TableDef {
+            rec_len: 6,
+            max_rows,
+            min_rows: 0,
+            max_table_size: 1 << 30,
+            auto_increment: 0,
+            keys: vec![
+                key(Algorithm::Hash, true, vec![a.clone()]),
+                key(Algorithm::Btree, false, vec![b]),
+            ],
+            auto_key: None,
+            tmp_table: true,
+            format: Default::default(),
+            heap_lengths: false,
+        },
+        0,
+    )
+}
+
+pub fn row(a: i32, b: u8) -> Vec<u8> {
+    let mut r = vec![0u8];
+    r.extend_from_slice(&a.to_le_bytes());
+    r.push(b);
+    r
+}

@@ -1,0 +1,50 @@
+//! Where things are: this repository, its build output, the installed server.
+
+use std::path::PathBuf;
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("harness is a workspace member")
+        .to_path_buf()
+}
+
+/// Where `cargo xtask dist` puts the plugin it built (`ha_rheap.so`, `build.json`; the
+/// fault-injection variant under `failpoints/`).
+pub fn dist() -> PathBuf {
+    target().join("dist")
+}
+
+/// cargo's target directory (`CARGO_TARGET_DIR`, else `<workspace>/target`).
+pub fn target() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("target"))
+}
+
+/// The installed server binary (`MARIADBD`, else /usr/sbin/mariadbd).
+pub fn mariadbd() -> PathBuf {
+    std::env::var_os("MARIADBD")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "/usr/sbin/mariadbd".into())
+}
+
+/// The installed server's plugin directory (`MARIADB_PLUGIN_DIR`, else Debian's).
+pub fn server_plugin_dir() -> PathBuf {
+    std::env::var_os("MARIADB_PLUGIN_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "/usr/lib/mysql/plugin".into())
+}
+
+/// The installed mysql-test-run (package mariadb-test).
+pub fn mtr_dir() -> PathBuf {
+    std::env::var_os("MARIADB_MTR_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "/usr/share/mysql/mysql-test".into())
+}
+
+/// Our mtr suites.
+pub fn suites() -> PathBuf {
+    workspace().join("mtr-tests/mysql-test")
+}
