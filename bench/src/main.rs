@@ -659,7 +659,7 @@ mod tests {
             workload::ALL.iter().all(|w| text.contains(w.name)),
             "{text}"
         );
-        let e = parse(&["--system", "rheap-c"]).unwrap_err();
+        let e = parse(&["--system", "rheap-z"]).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidValue);
         let text = e.to_string();
         assert!(
