@@ -86,6 +86,17 @@ pub fn stage(so: &Path, dest: &Path) -> Result<PathBuf> {
     let tmp = dest.join(format!(".ha_rheap.so.{}.tmp", std::process::id()));
     std::fs::copy(so, &tmp).with_context(|| format!("copying {}", so.display()))?;
     std::fs::rename(&tmp, dest.join("ha_rheap.so"))?;
+    // What build it is (`cargo xtask dist` writes it beside the library), for the benchmark's
+    // record; a staged directory never keeps another build's.
+    let record = so.with_file_name("build.json");
+    let staged = dest.join("build.json");
+    if record.is_file() {
+        let tmp = dest.join(format!(".build.json.{}.tmp", std::process::id()));
+        std::fs::copy(&record, &tmp).with_context(|| format!("copying {}", record.display()))?;
+        std::fs::rename(&tmp, &staged)?;
+    } else if staged.exists() {
+        std::fs::remove_file(&staged)?;
+    }
     Ok(dest.to_path_buf())
 }
 

@@ -9,7 +9,7 @@
 //! cargo command that builds the plugin is printed as a line starting `[xtask] cargo build`,
 //! so that a log can count the builds.
 
-use crate::cargo::cargo_build;
+use crate::cargo::{cargo_build, PROFILE};
 use crate::pgo;
 use anyhow::{Context, Result};
 use rheap_harness::paths;
@@ -19,7 +19,7 @@ use std::process::Command;
 /// Which build `dist` makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    /// `cargo build --release -p rheap`.
+    /// `cargo build --profile plugin-release -p rheap` (the release profile with fat LTO).
     Plain,
     /// The profile-guided build ([`pgo`]).
     Pgo,
@@ -33,9 +33,9 @@ pub enum Kind {
 pub fn run(kind: Kind) -> Result<()> {
     let (lib, out_dir, features): (PathBuf, PathBuf, &[&str]) = match kind {
         Kind::Plain => {
-            cargo_build(&["build", "--release", "-p", "rheap"])?;
+            cargo_build(&["build", "--profile", PROFILE, "-p", "rheap"])?;
             (
-                paths::target().join("release/librheap.so"),
+                paths::target().join(PROFILE).join("librheap.so"),
                 paths::dist(),
                 &[],
             )
@@ -97,7 +97,7 @@ fn record(kind: Kind, features: &[&str]) -> serde_json::Value {
         .map(|s| !s.is_empty());
     serde_json::json!({
         "build": if kind == Kind::Pgo { "pgo" } else { "plain" },
-        "profile": if kind == Kind::Failpoints { "debug" } else { "release" },
+        "profile": if kind == Kind::Failpoints { "debug" } else { PROFILE },
         "commit": commit,
         "dirty": dirty,
         "features": features,

@@ -34,7 +34,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Build the plugin and put it in target/dist (ha_rheap.so and build.json). Default: a
-    /// plain `cargo build --release -p rheap`.
+    /// plain `cargo build --profile plugin-release -p rheap` (release, with fat LTO).
     Dist {
         /// Profile-guided build: instrumented build, a training server, then the optimised
         /// build (needs llvm-profdata: `rustup component add llvm-tools`).

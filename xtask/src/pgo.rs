@@ -5,8 +5,8 @@
 //! representative run lets LLVM lay the hot paths out densely, inline where it pays and move
 //! cold code out of their way. [`build`] takes three steps, each in a directory of its own under
 //! `target/pgo` (so none of them rebuilds another's dependencies):
-//! 1. an instrumented build (`-Cprofile-generate`, given to the rheap crate alone through
-//!    `cargo rustc`, so build scripts and dependencies write no counts of their own);
+//! 1. an instrumented build (`-Cprofile-generate` in `RUSTFLAGS` for the host target, so that
+//!    the core, the plugin crate and their dependencies are counted, and build scripts not);
 //! 2. a training run: a private server loads that library with `rheap_takeover=INTERNAL`, runs
 //!    `pgo/setup.sql` once and `pgo/pass.sql` [`PASSES`] times, and writes the counts when it
 //!    shuts down; `llvm-profdata` merges them into `target/pgo/rheap.profdata`;
@@ -22,7 +22,7 @@
 //! which ci/setup installs). Without it [`tool`] says why, and `dist --pgo` fails with that
 //! (the default `cargo xtask dist` is a plain release build).
 
-use crate::cargo::cargo_build;
+use crate::cargo::{cargo_build_with, PROFILE};
 use anyhow::{bail, Context, Result};
 use mysql::prelude::Queryable;
 use rheap_harness::server::{Options, Server};
@@ -78,7 +78,7 @@ pub fn build(tool: &Path) -> Result<PathBuf> {
 
     step("1/3 instrumented build (target/pgo/generate)");
     let generate = flag("-Cprofile-generate=", &raw);
-    let instrumented = cargo_rustc(&dir.join("generate"), &[generate])?;
+    let instrumented = plugin_build(&dir.join("generate"), &generate)?;
     let made_from = format!("{:016x}", hash_file(&instrumented)?);
     if profile.is_file() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(&made_from) {
         step("2/3 training: the profile is up to date (instrumented library unchanged)");
@@ -93,7 +93,7 @@ pub fn build(tool: &Path) -> Result<PathBuf> {
     }
 
     step("3/3 optimised build with target/pgo/rheap.profdata (target/pgo/use)");
-    cargo_rustc(&dir.join("use"), &[flag("-Cprofile-use=", &profile)])
+    plugin_build(&dir.join("use"), &flag("-Cprofile-use=", &profile))
 }
 
 fn step(what: &str) {
@@ -104,23 +104,41 @@ fn flag(name: &str, path: &Path) -> String {
     format!("{name}{}", path.display())
 }
 
-/// `cargo rustc --release -p rheap --lib` in `target_dir`, with `flags` for the rheap crate
-/// only.
-fn cargo_rustc(target_dir: &Path, flags: &[String]) -> Result<PathBuf> {
+/// `cargo build --profile plugin-release -p rheap --lib` in `target_dir`, with `flag` for every
+/// crate of the plugin (the core's code is most of what a row runs through). The host target is
+/// named, so that `RUSTFLAGS` reach the plugin's crates and not build scripts, which would
+/// otherwise write counts of their own.
+fn plugin_build(target_dir: &Path, flag: &str) -> Result<PathBuf> {
     let target = target_dir.display().to_string();
-    let mut args = vec![
-        "rustc",
-        "--release",
+    let host = host()?;
+    let args = [
+        "build",
+        "--profile",
+        PROFILE,
         "-p",
         "rheap",
         "--lib",
+        "--target",
+        &host,
         "--target-dir",
         &target,
-        "--",
     ];
-    args.extend(flags.iter().map(String::as_str));
-    cargo_build(&args)?;
-    Ok(target_dir.join("release/librheap.so"))
+    cargo_build_with(&args, Some(flag))?;
+    Ok(target_dir.join(&host).join(PROFILE).join("librheap.so"))
+}
+
+/// The host's target triple (`rustc -vV`).
+fn host() -> Result<String> {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let out = Command::new(&rustc)
+        .arg("-vV")
+        .output()
+        .with_context(|| format!("running {rustc} -vV"))?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .map(|h| h.trim().to_string())
+        .with_context(|| format!("`{rustc} -vV` names no host"))
 }
 
 /// Loads `instrumented` into a private server, runs the training statements, shuts the server
