@@ -37,16 +37,19 @@ pub enum Counter {
     /// `Rheap_block_cache_bytes`: bytes in cached blocks.
     BlockCacheBytes = 9,
     /// `Rheap_internal_tables_reused`: internal temporary tables served by one kept from an earlier
-    /// statement (same definition, emptied; `ffi::recycle`).
+    /// statement (same definition, emptied; [`crate::recycle`]).
     InternalTablesReused = 10,
     /// `Rheap_information_schema_tables`: information_schema tables with BLOB/TEXT columns
-    /// that rheap served in place of Aria (`ffi::takeover::rheap_serves_schema_table`); also
+    /// that rheap served in place of Aria ([`crate::takeover::serves_schema_table`]); also
     /// counted in `Rheap_internal_tables_created`.
     SchemaTablesServed = 11,
+    /// `Rheap_memory_budget_refusals`: blocks refused because rheap's memory would have
+    /// passed `rheap_max_memory` ([`crate::alloc::budget`]); each made a table full.
+    BudgetRefusals = 12,
 }
 
 /// How many counters there are.
-pub const COUNTERS: usize = 12;
+pub const COUNTERS: usize = 13;
 
 impl Counter {
     /// The status variable's name, as `SHOW STATUS` shows it.
@@ -65,6 +68,7 @@ impl Counter {
             BlockCacheBytes => c"Rheap_block_cache_bytes",
             InternalTablesReused => c"Rheap_internal_tables_reused",
             SchemaTablesServed => c"Rheap_information_schema_tables",
+            BudgetRefusals => c"Rheap_memory_budget_refusals",
         }
     }
 
@@ -84,6 +88,7 @@ impl Counter {
             BlockCacheBytes,
             InternalTablesReused,
             SchemaTablesServed,
+            BudgetRefusals,
         ]
         .get(i)
         .copied()

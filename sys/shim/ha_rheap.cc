@@ -33,6 +33,8 @@ static ulong takeover_mode;
 static my_bool takeover_information_schema= 1;
 /** rheap_block_cache_size. */
 static ulonglong block_cache_size;
+/** rheap_max_memory. */
+static ulonglong max_memory;
 /** rheap_takeover's names, in the order of RHEAP_TAKEOVER_* (rheap_shim.h). */
 static const char *takeover_names[]= { "OFF", "INTERNAL", "ALL", NullS };
 static_assert(RHEAP_TAKEOVER_OFF == 0 && RHEAP_TAKEOVER_INTERNAL == 1 && RHEAP_TAKEOVER_ALL == 2 &&
@@ -697,6 +699,7 @@ static int rheap_init_func(void *p)
   for (uint kind= 0; kind < array_elements(ha_rheap::flags); kind++)
     ha_rheap::flags[kind]= rheap_table_flags((uint8_t) kind);
   rheap_set_block_cache_size(block_cache_size);
+  rheap_set_max_memory(max_memory);
   heap_create= heap_hton->create;
   heap_drop= heap_hton->drop_table;
   heap_hton->create= rheap_heap_create;
@@ -764,6 +767,19 @@ static MYSQL_SYSVAR_ULONGLONG(block_cache_size, block_cache_size, PLUGIN_VAR_RQC
   "go back to the system at once. 0 keeps none.",
   NULL, update_block_cache_size, 16ULL << 20, 0, ULONGLONG_MAX, 1024);
 
+static void update_max_memory(THD *, struct st_mysql_sys_var *, void *var, const void *save)
+{
+  max_memory= *static_cast<const ulonglong *>(save);
+  rheap_set_max_memory(max_memory);
+}
+
+static MYSQL_SYSVAR_ULONGLONG(max_memory, max_memory, PLUGIN_VAR_RQCMDARG,
+  "Bytes all RHEAP tables (internal temporary tables included) may hold together, server-wide. "
+  "A write that needs more finds its table full: an internal temporary table moves to disk, "
+  "an RHEAP or MEMORY table reports that it is full. Lowering it takes nothing from a table; it "
+  "stops growth. 0: no limit.",
+  NULL, update_max_memory, 1ULL << 30, 0, ULONGLONG_MAX, 0);
+
 #ifdef RHEAP_FAILPOINTS
 /** rheap_debug_fail_alloc_after: test builds only (cargo feature `failpoints`), never in the
     shipped plugin. Shows the value last set; the countdown itself lives in the engine. */
@@ -799,7 +815,7 @@ static MYSQL_SYSVAR_LONGLONG(debug_fail_nth_alloc, debug_fail_nth_alloc, PLUGIN_
 
 static struct st_mysql_sys_var *rheap_system_variables[]= {
   MYSQL_SYSVAR(takeover), MYSQL_SYSVAR(takeover_information_schema),
-  MYSQL_SYSVAR(block_cache_size),
+  MYSQL_SYSVAR(block_cache_size), MYSQL_SYSVAR(max_memory),
 #ifdef RHEAP_FAILPOINTS
   MYSQL_SYSVAR(debug_fail_alloc_after), MYSQL_SYSVAR(debug_fail_nth_alloc),
 #endif

@@ -277,6 +277,8 @@ const char *rheap_status_name(uint32_t i);
 uint64_t rheap_status_value(uint32_t i);
 /** rheap_block_cache_size changed (and at init): bytes the block cache may keep. */
 void rheap_set_block_cache_size(uint64_t bytes);
+/** rheap_max_memory changed (and at init): bytes all tables may hold together; 0 none. */
+void rheap_set_max_memory(uint64_t bytes);
 /** Test builds only (feature `failpoints`; the shim calls it only when compiled with
     RHEAP_FAILPOINTS): block allocation fails after `n` more blocks; negative: never. */
 void rheap_debug_fail_alloc_after(int64_t n);

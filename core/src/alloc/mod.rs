@@ -4,6 +4,7 @@
 //! row slots live in blocks of their own ([`crate::records`]).
 
 pub mod arena;
+pub mod budget;
 pub mod cache;
 #[cfg(feature = "failpoints")]
 pub mod failing;

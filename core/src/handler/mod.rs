@@ -9,6 +9,7 @@
 
 mod index;
 
+use crate::alloc::budget;
 use crate::cursor::Cursor;
 use crate::error::{Error, Result};
 use crate::key::Image;
@@ -153,6 +154,15 @@ impl State {
     }
 }
 
+/// A write that failed for want of memory the budget refused ([`budget`]) finds the table
+/// full, as at its own limit.
+fn budget_full<T>(r: Result<T>) -> Result<T> {
+    match r {
+        Err(Error::OutOfMemory) if budget::take_refused() => Err(Error::TableFull),
+        r => r,
+    }
+}
+
 /// A new internal temporary table, for an open that found none kept. Out of line (and cold:
 /// most opens take a kept table), so that an open does not reserve the stack a table is built
 /// in, which would spread its frame over cache lines that each open then touches.
@@ -249,6 +259,7 @@ impl<L> Handler<L> {
         } else {
             table.write(buf)
         };
+        let r = budget_full(r);
         if r == Err(Error::TableFull) && h.internal {
             // The server now moves this internal table to its on-disk engine.
             status::add(Counter::InternalTablesConverted, 1);
@@ -282,7 +293,7 @@ impl<L> Handler<L> {
         } else {
             table.update(pos, new_data)
         };
-        h.note(r)?;
+        h.note(budget_full(r))?;
         h.count_change(&mut table);
         Ok(())
     }
@@ -444,6 +455,8 @@ impl<L> Handler<L> {
     /// handler the server keeps in its table cache does not hold the memory of the largest
     /// BLOB it ever read.
     pub fn reset(&mut self) {
+        // A refusal no write answered for is not the next statement's.
+        budget::take_refused();
         let h = &mut self.st;
         h.cursor = Cursor::None;
         crate::alloc::trim(&mut h.packed, h.rec_len);

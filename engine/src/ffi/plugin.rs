@@ -58,6 +58,16 @@ pub extern "C" fn rheap_set_block_cache_size(bytes: u64) {
     })
 }
 
+/// `rheap_max_memory` was set (and at init): the server-wide budget
+/// ([`rheap_core::alloc::budget`]).
+#[no_mangle]
+pub extern "C" fn rheap_set_max_memory(bytes: u64) {
+    guard_value("rheap_set_max_memory", (), || {
+        rheap_core::alloc::budget::set_limit(bytes);
+        Ok(())
+    })
+}
+
 /// `rheap_debug_fail_alloc_after` was set (test builds only, feature `failpoints`): block
 /// allocation fails after `n` more blocks, server-wide; negative: never.
 #[cfg(feature = "failpoints")]

@@ -1,0 +1,74 @@
+//! rheap's server-wide memory budget (`rheap_max_memory`): the most bytes all tables' blocks
+//! may hold together ([`Counter::MemoryUsed`]). A block that would take them past it is
+//! refused, and the write that needed it gets "table is full", as at a table's own limit: the
+//! server moves an internal table to its on-disk engine, and an RHEAP or MEMORY table's
+//! statement fails with "The table is full". Lowering the budget never takes anything away
+//! from a table: it only stops growth until enough is freed.
+//!
+//! The check reads the sum of the per-CPU counts, only when a block is taken (a table's first
+//! block, and each time one fills), never per row. Blocks taken at once on several CPUs may
+//! pass the budget by at most one block each.
+
+use crate::status::{self, Counter};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The budget in bytes; 0 for none.
+static LIMIT: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// This thread's last block was refused by the budget, and no write has answered for it
+    /// yet ([`take_refused`]).
+    static REFUSED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Sets the budget (`rheap_max_memory`; 0: none).
+pub fn set_limit(bytes: u64) {
+    LIMIT.store(bytes, Ordering::Relaxed);
+}
+
+/// The budget (0: none).
+pub fn limit() -> u64 {
+    LIMIT.load(Ordering::Relaxed)
+}
+
+/// Whether a block of `size` more bytes fits in the budget; when it does not, the refusal is
+/// counted and noted for this thread's write ([`take_refused`]).
+pub(crate) fn admits(size: usize) -> bool {
+    let limit = limit();
+    if limit == 0 || status::get(Counter::MemoryUsed).saturating_add(size as u64) <= limit {
+        return true;
+    }
+    status::add(Counter::BudgetRefusals, 1);
+    REFUSED.with(|r| r.set(true));
+    false
+}
+
+/// Whether an allocation this thread could not make since the last call was refused by the
+/// budget (and not by the system): a write that failed for want of memory is then a table
+/// that is full. Forgets it.
+pub fn take_refused() -> bool {
+    REFUSED.with(|r| r.replace(false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_budget_admits_everything_and_a_refusal_is_noted_once() {
+        let _g = crate::testing::counters_lock();
+        let before = status::get(Counter::BudgetRefusals);
+        set_limit(0);
+        assert!(admits(usize::MAX));
+        assert!(!take_refused());
+        let used = status::get(Counter::MemoryUsed);
+        set_limit(used + 4096);
+        assert!(admits(4096));
+        assert!(!admits(4097));
+        set_limit(0);
+        assert_eq!(status::get(Counter::BudgetRefusals), before + 1);
+        assert!(take_refused());
+        assert!(!take_refused(), "forgotten once answered");
+    }
+}
