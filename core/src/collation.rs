@@ -1,7 +1,7 @@
 //! How key columns of a character type compare: the column's collation.
 //!
 //! The engine never interprets characters itself. In the server every string key column
-//! carries the server's own `CHARSET_INFO`, reached through the shim (`ffi::charset`); the core
+//! carries the server's own `CHARSET_INFO`, reached through the shim (the plugin's `ffi::charset`); the core
 //! only sees this trait, so it is tested here with small collations of its own.
 //!
 //! Indexes compare *weight images*: the collation's `strnxfrm` output for a column, padded to

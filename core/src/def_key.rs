@@ -5,7 +5,7 @@
 const KEY_WORDS: usize = 48;
 
 /// Every field of a shim definition, as words: two definitions with equal keys make the same
-/// [`TableDef`], so a table built from one can serve the other. The plugin
+/// [`TableDef`](crate::table::TableDef), so a table built from one can serve the other. The plugin
 /// makes it from the shim's definition, naming every field, so that a field added to the
 /// shim's structs fails to compile there until it is part of the key.
 #[derive(Clone)]

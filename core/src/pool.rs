@@ -6,7 +6,7 @@
 //! which the caller drops after the part's lock is released. Taking looks from the newest, at
 //! the tags first, so that a miss reads no object; a part with no match lends from the others,
 //! so a thread that moved to another CPU still finds what it kept.
-//! Internal temporary tables go here when they close (`ffi::recycle`).
+//! Internal temporary tables go here when they close ([`crate::recycle`]).
 
 use crate::cpu::{Padded, PerCpu, MAX_PARTS};
 use std::collections::VecDeque;

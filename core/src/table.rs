@@ -710,7 +710,7 @@ impl Table {
     /// Kept: the definition, what was derived from it, the buffers a change reuses, and with
     /// `keep_blocks` the blocks of its rows and indexes (which then hold nothing: the next
     /// rows fill them as a new table's would), else they go back to the cache. For a table used
-    /// again in place of a new one of the same definition (`ffi::recycle`).
+    /// again in place of a new one of the same definition ([`crate::recycle`]).
     pub fn renew(&mut self, create_time: i64, keep_blocks: bool) {
         if keep_blocks {
             self.store.clear_keeping_blocks();

@@ -11,7 +11,7 @@
 //! to it. A shard with nothing of a size lends from the others before the system is asked. Each
 //! shard is a short mutex hold (a pop or a push), and CPUs do not share one.
 //!
-//! An emptied internal table kept for the next statement (`ffi::recycle`) may keep its few
+//! An emptied internal table kept for the next statement ([`crate::recycle`]) may keep its few
 //! blocks rather than give them here and take them back: it claims their bytes under the
 //! bound ([`BlockCache::claim`]), and they count as cached until the table serves again.
 
@@ -235,7 +235,7 @@ impl BlockCache {
     }
 
     /// Claims room under the bound for `bytes` of blocks that stay with an emptied table kept
-    /// for reuse (`ffi::recycle`): they count as cached (`Rheap_block_cache_bytes`) rather
+    /// for reuse ([`crate::recycle`]): they count as cached (`Rheap_block_cache_bytes`) rather
     /// than as held by a table, until [`unclaim`](Self::unclaim). False, and nothing claimed,
     /// when the bound has no room.
     pub fn claim(&self, bytes: u64) -> bool {

@@ -1,7 +1,7 @@
 //! What one handler object of the server keeps, and the `handler` methods on it: opening and
 //! closing a table (the kept-table life cycle of internal tables, [`crate::recycle`]), writing,
 //! changing and deleting rows, full scans and positions, statistics. The index reads are in
-//! [`index`].
+//! `handler/index.rs`.
 //!
 //! Row buffers are in the server's record format and `rec_len` bytes long; rows are copied in
 //! and out, so nothing outside the table ever points into its memory. The plugin's
