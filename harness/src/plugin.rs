@@ -18,17 +18,14 @@ use std::sync::OnceLock;
 /// there is no built plugin.
 pub fn dir() -> Result<PathBuf> {
     static DIR: OnceLock<std::result::Result<PathBuf, String>> = OnceLock::new();
-    DIR.get_or_init(|| {
+    once(&DIR, || {
         find(
             "RHEAP_PLUGIN_DIR",
             &paths::dist().join("ha_rheap.so"),
             &paths::target().join("plugin"),
             "cargo xtask dist",
         )
-        .map_err(|e| format!("{e:#}"))
     })
-    .clone()
-    .map_err(anyhow::Error::msg)
 }
 
 /// The staged plugin directory of the test-only variant built with the engine's `failpoints`
@@ -37,17 +34,24 @@ pub fn dir() -> Result<PathBuf> {
 /// `target/dist/failpoints/ha_rheap.so` (`cargo xtask dist --failpoints`).
 pub fn failpoints_dir() -> Result<PathBuf> {
     static DIR: OnceLock<std::result::Result<PathBuf, String>> = OnceLock::new();
-    DIR.get_or_init(|| {
+    once(&DIR, || {
         find(
             "RHEAP_FAILPOINTS_PLUGIN_DIR",
             &paths::dist().join("failpoints/ha_rheap.so"),
             &paths::target().join("plugin-failpoints"),
             "cargo xtask dist --failpoints",
         )
-        .map_err(|e| format!("{e:#}"))
     })
-    .clone()
-    .map_err(anyhow::Error::msg)
+}
+
+/// `f`'s answer, found once per process (the staged directory, or why there is none).
+fn once(
+    cell: &OnceLock<std::result::Result<PathBuf, String>>,
+    f: impl FnOnce() -> Result<PathBuf>,
+) -> Result<PathBuf> {
+    cell.get_or_init(|| f().map_err(|e| format!("{e:#}")))
+        .clone()
+        .map_err(anyhow::Error::msg)
 }
 
 /// `$var` if set and not empty, else `built` staged into `dest`; `how` builds `built`.

@@ -38,23 +38,11 @@ const PASS: &str = include_str!("../pgo/pass.sql");
 
 /// The toolchain's `llvm-profdata`, or why the build goes without a profile.
 pub fn tool() -> std::result::Result<PathBuf, String> {
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let ask = |args: &[&str]| -> std::result::Result<String, String> {
-        let out = Command::new(&rustc)
-            .args(args)
-            .output()
-            .map_err(|e| format!("running {rustc}: {e}"))?;
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    };
+    let ask = |args: &[&str]| rustc(args).map_err(|e| format!("{e:#}"));
     let sysroot = ask(&["--print", "sysroot"])?;
-    let version = ask(&["-vV"])?;
-    let host = version
-        .lines()
-        .find_map(|l| l.strip_prefix("host: "))
-        .ok_or_else(|| format!("`{rustc} -vV` names no host"))?;
     let tool = Path::new(sysroot.trim())
         .join("lib/rustlib")
-        .join(host.trim())
+        .join(host().map_err(|e| format!("{e:#}"))?)
         .join("bin/llvm-profdata");
     if tool.is_file() {
         Ok(tool)
@@ -127,18 +115,23 @@ fn plugin_build(target_dir: &Path, flag: &str) -> Result<PathBuf> {
     Ok(target_dir.join(&host).join(PROFILE).join("librheap.so"))
 }
 
-/// The host's target triple (`rustc -vV`).
-fn host() -> Result<String> {
+/// What the toolchain's `rustc ARGS` prints (`RUSTC`, else the one on PATH).
+fn rustc(args: &[&str]) -> Result<String> {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let out = Command::new(&rustc)
-        .arg("-vV")
+        .args(args)
         .output()
-        .with_context(|| format!("running {rustc} -vV"))?;
-    String::from_utf8_lossy(&out.stdout)
+        .with_context(|| format!("running {rustc} {}", args.join(" ")))?;
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The host's target triple (`rustc -vV`).
+fn host() -> Result<String> {
+    rustc(&["-vV"])?
         .lines()
         .find_map(|l| l.strip_prefix("host: "))
         .map(|h| h.trim().to_string())
-        .with_context(|| format!("`{rustc} -vV` names no host"))
+        .context("`rustc -vV` names no host")
 }
 
 /// Loads `instrumented` into a private server, runs the training statements, shuts the server
