@@ -20,6 +20,7 @@ pub mod index;
 pub mod key;
 pub mod key_type;
 pub mod limits;
+pub mod live;
 pub mod pool;
 pub mod records;
 pub mod recycle;

@@ -1,10 +1,23 @@
-//! Where a table is full: HEAP's row and memory limits, decided exactly where HEAP decides.
+//! Where a table is full under `rheap_table_size_limit=HEAP` ([`LimitBy::Heap`]): HEAP's row
+//! and memory limits, decided exactly where HEAP decides. (Under `ACTUAL`, the default, a
+//! table's real bytes decide: [`crate::alloc::meter`].)
 //!
 //! MEMORY reports "table is full" not at MAX_ROWS but when a row needs a new block of HEAP's
 //! own layout and, at that moment, either the row count is past the maximum or the bytes HEAP
 //! would have allocated reach `max_heap_table_size`. Results of the server's tests depend on
 //! the exact row, so rheap keeps a ledger of the blocks HEAP *would* allocate ([`HeapLedger`]),
 //! independent of how rheap lays out its own memory.
+
+/// What decides that a table is full (`rheap_table_size_limit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LimitBy {
+    /// The bytes rheap really holds for the table ([`crate::alloc::Meter`]): never more than
+    /// the limit.
+    #[default]
+    Actual,
+    /// The bytes HEAP would hold ([`HeapLedger`]): full at MEMORY's own row, for parity runs.
+    Heap,
+}
 
 /// `sizeof(HP_PTRS)`: one node of HEAP's block tree, 128 pointers.
 const PTRS_NODE: u64 = 128 * 8;

@@ -10,7 +10,7 @@
 //! MIN_ROWS), each next one twice as many, up to the block cap ([`crate::alloc::policy`]).
 //! Blocks never move, and go back to the cache when the table is emptied or dropped.
 
-use crate::alloc::cache;
+use crate::alloc::meter::Meter;
 use crate::alloc::policy::Growth;
 use crate::alloc::system::RawBlock;
 use crate::error::{Error, Result};
@@ -46,12 +46,14 @@ pub struct RecordStore {
     deleted: u64,
     records: u64,
     bytes: usize,
+    /// The table's count of blocks, and its limit.
+    meter: Meter,
 }
 
 impl RecordStore {
     /// A store for rows of `rec_len` bytes. `planned_rows` (MIN_ROWS) sizes the first block
-    /// within `limit` bytes.
-    pub fn new(rec_len: usize, planned_rows: u64, limit: u64) -> Self {
+    /// within `limit` bytes; the blocks are counted by `meter`.
+    pub fn new(rec_len: usize, planned_rows: u64, limit: u64, meter: Meter) -> Self {
         let slot_len = rec_len.max(8) + 1;
         let growth = Growth::new(slot_len, planned_rows, limit);
         RecordStore {
@@ -66,6 +68,7 @@ impl RecordStore {
             deleted: 0,
             records: 0,
             bytes: 0,
+            meter,
         }
     }
 
@@ -125,8 +128,11 @@ impl RecordStore {
 
     fn add_chunk(&mut self) -> Result<()> {
         self.chunks.try_reserve(1)?;
-        let size = self.growth.next_block(self.slot_len);
-        let block = cache::take(size).ok_or(Error::OutOfMemory)?;
+        let block = self
+            .meter
+            .take(self.growth.next_block(self.slot_len), self.slot_len)
+            .ok_or(Error::OutOfMemory)?;
+        let size = block.size();
         let slots = (size / self.slot_len) as u64;
         self.bytes += size;
         self.chunks.push(Chunk {
@@ -216,7 +222,8 @@ impl RecordStore {
 
     /// Drops every row and gives the blocks back.
     pub fn clear(&mut self) {
-        self.chunks.drain(..).for_each(|c| cache::give(c.block));
+        let meter = &self.meter;
+        self.chunks.drain(..).for_each(|c| meter.give(c.block));
         self.growth = self.first_growth;
         self.used = 0;
         self.capacity = 0;
@@ -352,7 +359,7 @@ mod tests {
 
     #[test]
     fn freed_slots_are_reused_most_recent_first() {
-        let mut s = RecordStore::new(4, 0, u64::MAX);
+        let mut s = RecordStore::new(4, 0, u64::MAX, Meter::unlimited());
         for b in 1..=5 {
             s.insert(&row(b)).unwrap();
         }
@@ -367,7 +374,7 @@ mod tests {
 
     #[test]
     fn wrong_length_and_dead_positions_are_errors() {
-        let mut s = RecordStore::new(4, 0, u64::MAX);
+        let mut s = RecordStore::new(4, 0, u64::MAX, Meter::unlimited());
         assert_eq!(s.insert(&[1, 2, 3]), Err(Error::WrongCommand));
         let p = s.insert(&row(1)).unwrap();
         s.delete(p).unwrap();
@@ -399,7 +406,7 @@ mod tests {
         /// The store against a model: a map from slot to row plus HEAP's reuse rule.
         #[test]
         fn matches_model(ops in proptest::collection::vec(op(), 0..200)) {
-            let mut s = RecordStore::new(4, 0, u64::MAX);
+            let mut s = RecordStore::new(4, 0, u64::MAX, Meter::unlimited());
             let mut model: BTreeMap<Pos, u8> = BTreeMap::new();
             let mut freed: Vec<Pos> = Vec::new();
             let mut next: Pos = 0;

@@ -6,7 +6,7 @@
 //! A row that grows or shrinks in an UPDATE moves to a new piece; the old piece waits on the
 //! arena's free list for a row of its size.
 
-use crate::alloc::Pieces;
+use crate::alloc::{Meter, Pieces};
 use crate::error::{Error, Result};
 use crate::records::{Pos, RecordStore};
 use crate::row::RowFormat;
@@ -42,16 +42,24 @@ fn layout(len: usize) -> Layout {
 
 impl RowStore {
     /// A store for records of `format`; `planned_rows` (MIN_ROWS) sizes the first block within
-    /// `limit` bytes.
-    pub fn new(format: RowFormat, rec_len: usize, planned_rows: u64, limit: u64) -> RowStore {
+    /// `limit` bytes; the blocks are counted by `meter`.
+    pub fn new(
+        format: RowFormat,
+        rec_len: usize,
+        planned_rows: u64,
+        limit: u64,
+        meter: &Meter,
+    ) -> RowStore {
         let packed = !format.is_fixed();
         RowStore {
             slots: RecordStore::new(
                 if packed { DESCRIPTOR } else { rec_len },
                 planned_rows,
                 limit,
+                meter.clone(),
             ),
-            pieces: packed.then(|| Pieces::new(rec_len.min(256), planned_rows, limit)),
+            pieces: packed
+                .then(|| Pieces::new(rec_len.min(256), planned_rows, limit, meter.clone())),
             format,
             blob_bytes: 0,
         }
@@ -313,7 +321,7 @@ mod tests {
 
     #[test]
     fn packed_rows_keep_slots_and_scan_order() {
-        let mut s = RowStore::new(format(), 32, 0, u64::MAX);
+        let mut s = RowStore::new(format(), 32, 0, u64::MAX, &Meter::unlimited());
         let mut packed = Vec::new();
         for w in [&b"one"[..], b"two", b"three"] {
             s.pack_plain(&rec(w), &mut packed).unwrap();
@@ -417,7 +425,7 @@ mod tests {
         #[test]
         fn blob_rows_match_a_model(ops in proptest::collection::vec(op(), 1..60)) {
             let f = blob_format();
-            let mut s = RowStore::new(f.clone(), 42, 0, u64::MAX);
+            let mut s = RowStore::new(f.clone(), 42, 0, u64::MAX, &Meter::unlimited());
             let mut model: BTreeMap<Pos, (Vec<u8>, Vec<u8>)> = BTreeMap::new();
             let mut packed = Vec::new();
             for op in ops {

@@ -7,6 +7,7 @@ use crate::alloc::{cache, system};
 use crate::def_key::DefKey;
 use crate::error::{Error, Result};
 use crate::key::Image;
+use crate::live::Kind;
 use crate::status::{self, Counter};
 use crate::table::Table;
 use std::ops::{Deref, DerefMut};
@@ -30,6 +31,17 @@ impl<L> Share<L> {
             table: RwLock::new(table),
             lock,
             for_memory,
+        }
+    }
+
+    /// Names the table in the list of live tables ([`crate::live`]): its path, and with a
+    /// `kind` what it is and which connection owns it (0: none).
+    pub fn describe(&self, path: &str, kind: Option<(Kind, u64)>) {
+        if let Ok(t) = self.table.read() {
+            t.live().set_name(path);
+            if let Some((kind, connection)) = kind {
+                t.live().set_kind(kind, connection);
+            }
         }
     }
 }
@@ -104,6 +116,10 @@ impl Internal {
     }
 
     /// Whether it was built from a definition with this key.
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+
     pub fn built_from(&self, key: &DefKey) -> bool {
         self.key.as_ref() == Some(key)
     }

@@ -2,20 +2,26 @@
 //!
 //! Every change goes through here so rows and indexes stay in step: a write takes a slot, then
 //! adds the row to each index in key order, and undoes all of it on a duplicate key, leaving
-//! the slot on the free list as HEAP does. The memory HEAP *would* hold (rows and indexes) is
-//! kept in ledgers so "table is full" comes at HEAP's row.
+//! the slot on the free list as HEAP does. Every block the table holds is counted by its
+//! [`Meter`]: under [`LimitBy::Actual`] it refuses the block that would take the table past its
+//! limit, and the write finds the table full. The memory HEAP *would* hold (rows and indexes)
+//! is kept in ledgers, so that under [`LimitBy::Heap`] "table is full" comes at HEAP's row.
 
-use crate::alloc::Arena;
+use crate::alloc::meter::Part;
+use crate::alloc::{refusal, Arena, Meter};
 use crate::error::{Error, Result};
 use crate::index::Index;
 use crate::key::{bytes_eq, Algorithm, Image, KeyDef, KeySeg};
 use crate::limits::{
     heap_row_size, index_bytes_per_row, rows_in_memory, BlockGeometry, HeapLedger, IndexLedger,
+    LimitBy,
 };
+use crate::live::{self, Live};
 use crate::records::Pos;
 use crate::row::RowFormat;
 use crate::row_store::RowStore;
 use std::ops::Range;
+use std::sync::Arc;
 
 /// What a table is created from (see `rheap_table_def` in the shim header).
 #[derive(Debug, Clone)]
@@ -26,8 +32,11 @@ pub struct TableDef {
     pub max_rows: u64,
     /// MIN_ROWS, 0 when not given.
     pub min_rows: u64,
-    /// `max_heap_table_size` of the creating thread.
+    /// The table's memory limit: `max_heap_table_size` of the creating thread (for an internal
+    /// table, what the server allows it).
     pub max_table_size: u64,
+    /// What decides that the table is full: its real bytes, or HEAP's.
+    pub limit_by: LimitBy,
     /// AUTO_INCREMENT= of CREATE TABLE, 0 when not given.
     pub auto_increment: u64,
     /// The indexes, in the server's key order.
@@ -76,11 +85,24 @@ impl TableDef {
 
 /// The arena for a table's indexes, its first block sized for MIN_ROWS rows (within the
 /// table's limit) of about what each key takes per row.
-fn new_arena(def: &TableDef, max_records: u64) -> Result<Arena> {
+fn new_arena(def: &TableDef, max_records: u64, meter: &Meter) -> Result<Arena> {
     /// Bytes a key takes per row besides its image: a hash group or a tree node.
     const PER_ROW: usize = 48;
     let per_row = def.keys.iter().map(|k| k.image_len() + PER_ROW).sum();
-    Arena::try_new(per_row, def.min_rows.min(max_records), def.memory_limit())
+    Arena::try_new(
+        per_row,
+        def.min_rows.min(max_records),
+        def.memory_limit(),
+        meter.for_part(Part::Index),
+    )
+}
+
+/// A write's result, with a block a limit refused ([`refusal`]) made a table that is full.
+fn full_if_refused<T>(r: Result<T>) -> Result<T> {
+    match r {
+        Err(Error::OutOfMemory) if refusal::take() => Err(Error::TableFull),
+        r => r,
+    }
 }
 
 /// Counters that `handler::info()` reports.
@@ -102,6 +124,12 @@ pub struct Table {
     def: TableDef,
     store: RowStore,
     max_records: u64,
+    /// The row count past which a new block finds the table full (0: none): HEAP's
+    /// `max_records` under [`LimitBy::Heap`], MAX_ROWS alone under [`LimitBy::Actual`].
+    row_limit: u64,
+    /// The table in the list of live tables: its [`Meter`] (every block of the rows and
+    /// indexes, counted once, and the limit under [`LimitBy::Actual`]) and its row count.
+    live: Arc<Live>,
     /// The bytes HEAP would hold for these rows: with `index_ledgers`, decides "table is full".
     ledger: HeapLedger,
     /// Declared before `arena`, so they are dropped (and give their pieces back) first.
@@ -181,6 +209,12 @@ fn insert_row(
     Ok(pos)
 }
 
+impl Drop for Table {
+    fn drop(&mut self) {
+        live::unregister(&self.live);
+    }
+}
+
 impl Table {
     /// An empty table of `def`, as [`try_new`](Self::try_new) makes it; panics when out of
     /// memory (for tests and tools; the engine uses `try_new`).
@@ -197,7 +231,12 @@ impl Table {
         let max_records = def.max_records();
         let geometry =
             BlockGeometry::new(heap_row_size(def.rec_len as u64), def.min_rows, max_records);
-        let arena = new_arena(&def, max_records)?;
+        let (row_limit, meter) = match def.limit_by {
+            LimitBy::Heap => (max_records, Meter::try_new(0)?),
+            LimitBy::Actual => (def.max_rows, Meter::try_new(def.memory_limit())?),
+        };
+        let arena = new_arena(&def, max_records, &meter)?;
+        let live = live::register(meter.clone(), def.memory_limit())?;
         let indexes = crate::alloc::try_collect(def.keys.iter().map(|k| Index::new(k, &arena)))?;
         let index_ledgers =
             crate::alloc::try_collect(def.keys.iter().map(|k| match k.algorithm {
@@ -210,8 +249,11 @@ impl Table {
                 def.rec_len,
                 def.min_rows.min(max_records),
                 def.memory_limit(),
+                &meter,
             ),
             max_records,
+            row_limit,
+            live,
             ledger: HeapLedger::new(geometry),
             indexes,
             arena,
@@ -348,23 +390,34 @@ impl Table {
         if !self.store.is_packed() {
             return self.write_packed(row, row);
         }
-        self.with_scratch(|t, s| {
+        let r = self.with_scratch(|t, s| {
             t.store.pack_plain(row, &mut s.packed)?;
             if t.def.keys.is_empty() {
                 return t.write_keyless(&s.packed);
             }
             t.write_with(row, &s.packed, &mut s.new)
-        })
+        });
+        self.written(r)
+    }
+
+    /// A write's result, the row count published ([`Live`]), a refused block made a table
+    /// that is full.
+    #[inline(always)]
+    fn written(&self, r: Result<Pos>) -> Result<Pos> {
+        self.live.set_rows(self.store.records());
+        full_if_refused(r)
     }
 
     /// [`write`](Self::write) of a record already packed (by [`RowFormat::pack`], which the
     /// caller runs when the record has BLOBs; `packed` is `row` when rows are not packed).
     #[inline(always)]
     pub fn write_packed(&mut self, row: &[u8], packed: &[u8]) -> Result<Pos> {
-        if self.def.keys.is_empty() {
-            return self.write_keyless(packed);
-        }
-        self.with_scratch(|t, s| t.write_with(row, packed, &mut s.new))
+        let r = if self.def.keys.is_empty() {
+            self.write_keyless(packed)
+        } else {
+            self.with_scratch(|t, s| t.write_with(row, packed, &mut s.new))
+        };
+        self.written(r)
     }
 
     /// A write to a table without keys (information_schema's tables): no image, no duplicate,
@@ -380,7 +433,8 @@ impl Table {
     /// BLOB bytes count against the memory limit (HEAP has none: its row count and blocks
     /// decide alone for tables without them).
     fn check_blob_room(&self, adding: u64) -> Result<()> {
-        if adding > 0
+        if self.def.limit_by == LimitBy::Heap
+            && adding > 0
             && self.ledger.bytes() + self.index_length() + self.store.blob_bytes() + adding
                 >= self.def.memory_limit()
         {
@@ -414,11 +468,14 @@ impl Table {
     }
 
     /// Whether a row that needs a new HEAP block, with `count` rows stored, finds the table
-    /// full: past its row count or its memory limit. (Not cold: every table's first row asks.)
+    /// full: past its row count, or under [`LimitBy::Heap`] past the memory limit by HEAP's
+    /// ledger. (Not cold: every table's first row asks.)
     #[inline]
     fn full_at(&self, count: u64) -> bool {
-        let past_rows = self.max_records != 0 && count > self.max_records;
-        past_rows || self.ledger.bytes() + self.index_length() >= self.def.memory_limit()
+        let past_rows = self.row_limit != 0 && count > self.row_limit;
+        past_rows
+            || (self.def.limit_by == LimitBy::Heap
+                && self.ledger.bytes() + self.index_length() >= self.def.memory_limit())
     }
 
     /// [`write_with`](Self::write_with) for every other table (more keys, BTREE keys,
@@ -577,7 +634,7 @@ impl Table {
             }
             return self.update_packed(pos, new, new);
         }
-        self.with_scratch(|t, s| {
+        full_if_refused(self.with_scratch(|t, s| {
             let mut packed = std::mem::take(&mut s.packed);
             let r = t
                 .store
@@ -585,13 +642,13 @@ impl Table {
                 .and_then(|()| t.update_with(pos, new, &packed, s));
             s.packed = packed;
             r
-        })
+        }))
     }
 
     /// [`update`](Self::update) with the new record already packed (see
     /// [`write_packed`](Self::write_packed)).
     pub fn update_packed(&mut self, pos: Pos, new: &[u8], packed: &[u8]) -> Result<()> {
-        self.with_scratch(|t, s| t.update_with(pos, new, packed, s))
+        full_if_refused(self.with_scratch(|t, s| t.update_with(pos, new, packed, s)))
     }
 
     fn update_with(&mut self, pos: Pos, new: &[u8], packed: &[u8], s: &mut Scratch) -> Result<()> {
@@ -669,7 +726,9 @@ impl Table {
     }
 
     pub fn delete(&mut self, pos: Pos) -> Result<()> {
-        self.with_scratch(|t, s| t.delete_with(pos, s))
+        let r = self.with_scratch(|t, s| t.delete_with(pos, s));
+        self.live.set_rows(self.store.records());
+        r
     }
 
     fn delete_with(&mut self, pos: Pos, s: &mut Scratch) -> Result<()> {
@@ -698,6 +757,7 @@ impl Table {
 
     /// Removes every row (DELETE without WHERE, TRUNCATE). The AUTO_INCREMENT counter stays.
     pub fn clear(&mut self) {
+        self.live.set_rows(0);
         self.store.clear();
         self.ledger.clear();
         self.clear_indexes(false);
@@ -712,6 +772,7 @@ impl Table {
     /// rows fill them as a new table's would), else they go back to the cache. For a table used
     /// again in place of a new one of the same definition ([`crate::recycle`]).
     pub fn renew(&mut self, create_time: i64, keep_blocks: bool) {
+        self.live.set_rows(0);
         if keep_blocks {
             self.store.clear_keeping_blocks();
         } else {
@@ -746,7 +807,7 @@ impl Table {
     fn clear_indexes(&mut self, keep_blocks: bool) {
         let fresh = match keep_blocks || self.arena.bytes() == 0 {
             true => None,
-            false => new_arena(&self.def, self.max_records).ok(),
+            false => new_arena(&self.def, self.max_records, self.live.meter()).ok(),
         };
         match fresh {
             None => self.indexes.iter_mut().for_each(Index::clear),
@@ -851,7 +912,12 @@ impl Table {
 
     /// The bytes of the blocks holding the table's rows and indexes.
     pub fn memory_bytes(&self) -> u64 {
-        (self.store.bytes() + self.arena.bytes()) as u64
+        self.live.meter().bytes()
+    }
+
+    /// The table as the list of live tables shows it (read without the table's lock).
+    pub fn live(&self) -> &Live {
+        &self.live
     }
 
     /// What HEAP would hold for the indexes.
@@ -931,6 +997,7 @@ mod tests {
             max_rows,
             min_rows: 0,
             max_table_size,
+            limit_by: LimitBy::Heap,
             auto_increment: 0,
             keys: Vec::new(),
             auto_key: None,
@@ -1047,6 +1114,119 @@ mod tests {
         assert_eq!(t.memory_bytes(), 0);
     }
 
+    /// Writes rows made by `row(i)` until the table is full; the rows written.
+    fn fill(t: &mut Table, row: impl Fn(u64) -> Vec<u8>) -> u64 {
+        let mut n = 0;
+        loop {
+            match t.write(&row(n)) {
+                Ok(_) => n += 1,
+                Err(Error::TableFull) => return n,
+                Err(e) => panic!("row {n}: {e:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn under_actual_a_table_never_holds_more_than_its_limit() {
+        let limit = 1 << 20;
+        // Fixed rows with a BTREE, a unique HASH and a HASH key.
+        let def3 = TableDef {
+            max_table_size: limit,
+            limit_by: LimitBy::Actual,
+            ..crate::testing::def(false)
+        };
+        let mut t = Table::new(def3.clone(), 0);
+        let n = fill(&mut t, |i| {
+            crate::testing::rec(Some(i as i32), (i % 251) as u8, (i % 7) as u8)
+        });
+        assert!(t.memory_bytes() <= limit, "{} bytes", t.memory_bytes());
+        // Full near the limit, not a growth step before it.
+        assert!(
+            t.memory_bytes() > limit * 3 / 4,
+            "{} bytes",
+            t.memory_bytes()
+        );
+        assert_eq!(t.records(), n);
+        t.debug_check_consistency();
+        // Under HEAP the same table fills at HEAP's row, whatever rheap holds.
+        let mut h = Table::new(
+            TableDef {
+                limit_by: LimitBy::Heap,
+                ..def3
+            },
+            0,
+        );
+        let heap_rows = fill(&mut h, |i| {
+            crate::testing::rec(Some(i as i32), (i % 251) as u8, (i % 7) as u8)
+        });
+        assert_ne!(heap_rows, n);
+        h.debug_check_consistency();
+        // A refused block leaves nothing behind: the table takes rows again once some go.
+        for pos in 0..100 {
+            t.delete(pos).unwrap();
+        }
+        let again = fill(&mut t, |i| {
+            crate::testing::rec(Some(-1 - i as i32), (i % 251) as u8, (i % 7) as u8)
+        });
+        assert!(again >= 50, "{again} rows again");
+        assert!(t.memory_bytes() <= limit);
+        t.debug_check_consistency();
+    }
+
+    #[test]
+    fn under_actual_packed_rows_and_updates_stop_at_the_limit() {
+        use crate::row::{VarField, VarKind};
+        let limit = 256 << 10;
+        // [null byte][VARCHAR(200) with 1 length byte], no key: rows at their length.
+        let def = TableDef {
+            rec_len: 202,
+            max_table_size: limit,
+            limit_by: LimitBy::Actual,
+            format: RowFormat::new(
+                202,
+                vec![VarField {
+                    offset: 1,
+                    kind: VarKind::Varchar {
+                        len_bytes: 1,
+                        max: 200,
+                    },
+                }],
+            )
+            .unwrap(),
+            ..def(0, 0)
+        };
+        let rec = |len: usize| {
+            let mut r = vec![0, len as u8];
+            r.resize(2 + len, b'x');
+            r.resize(202, 0);
+            r
+        };
+        let mut t = Table::new(def, 0);
+        let n = 1500;
+        for i in 0..n {
+            t.write(&rec(10 + (i % 20) as usize)).unwrap();
+        }
+        // Growing rows in place finds the table full, and keeps the row that did not fit.
+        let mut grown = 0;
+        let refused = loop {
+            match t.update(grown, &rec(200)) {
+                Ok(()) => grown += 1,
+                Err(Error::TableFull) => break grown,
+                Err(e) => panic!("{e:?}"),
+            }
+            assert!(grown < n, "never full");
+        };
+        assert!(t.memory_bytes() <= limit, "{} bytes", t.memory_bytes());
+        assert!(grown > 500, "{grown} rows grown");
+        let mut out = vec![0u8; 202];
+        t.read_into(refused, &mut out, &mut Vec::new()).unwrap();
+        assert_eq!(out, rec(10 + (refused % 20) as usize), "the old row stays");
+        // Writes find it full as well.
+        assert_eq!(fill(&mut t, |_| rec(200)), 0);
+        assert_eq!(t.records(), n);
+        t.debug_check_consistency();
+    }
+
     mod model {
         //! The table with a unique HASH key, a BTREE key and a non-unique HASH key, driven by
         //! random operations and checked against std collections.
@@ -1089,6 +1269,7 @@ mod tests {
                 max_rows: 0,
                 min_rows: 0,
                 max_table_size: 1 << 30,
+                limit_by: LimitBy::Actual,
                 auto_increment: 0,
                 keys,
                 auto_key: None,

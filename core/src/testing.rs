@@ -37,6 +37,7 @@ pub fn def(tmp_table: bool) -> TableDef {
         max_rows: 0,
         min_rows: 0,
         max_table_size: 1 << 30,
+        limit_by: crate::limits::LimitBy::Heap,
         auto_increment: 0,
         keys: vec![
             KeyDef::new(

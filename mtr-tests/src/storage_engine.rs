@@ -204,7 +204,10 @@ fn prepare_one(
         dir,
         tests: BTreeSet::new(),
     };
-    let opt = format!("--plugin-dir={plugin_dir} --plugin-load-add=ha_rheap.so\n");
+    // Tables fill at MEMORY's row (rheap_table_size_limit=HEAP), as MEMORY's results expect.
+    let opt = format!(
+        "--plugin-dir={plugin_dir} --plugin-load-add=ha_rheap.so --rheap-table-size-limit=HEAP\n"
+    );
     for (suite, prefix) in copy.suites() {
         let suite = PathBuf::from(suite);
         let file = suite.join("suite.opt");

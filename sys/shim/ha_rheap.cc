@@ -16,6 +16,9 @@
 #include "sql_class.h"
 #include "handler.h"
 #include "log.h"
+#include "sql_i_s.h"
+#include "sql_show.h"
+#include "sql_table.h"
 #include <mysql/plugin.h>
 #include <array>
 #include <dlfcn.h>
@@ -41,6 +44,14 @@ static_assert(RHEAP_TAKEOVER_OFF == 0 && RHEAP_TAKEOVER_INTERNAL == 1 && RHEAP_T
               array_elements(takeover_names) == RHEAP_TAKEOVER_ALL + 2,
               "takeover_names lists RHEAP_TAKEOVER_* in order");
 static TYPELIB takeover_typelib= { array_elements(takeover_names) - 1, "", takeover_names, NULL };
+/** rheap_table_size_limit: RHEAP_LIMIT_BY_*. */
+static ulong table_size_limit;
+/** rheap_table_size_limit's names, in the order of RHEAP_LIMIT_BY_* (rheap_shim.h). */
+static const char *limit_by_names[]= { "ACTUAL", "HEAP", NullS };
+static_assert(RHEAP_LIMIT_BY_ACTUAL == 0 && RHEAP_LIMIT_BY_HEAP == 1 &&
+              array_elements(limit_by_names) == RHEAP_LIMIT_BY_HEAP + 2,
+              "limit_by_names lists RHEAP_LIMIT_BY_* in order");
+static TYPELIB limit_by_typelib= { array_elements(limit_by_names) - 1, "", limit_by_names, NULL };
 
 /** This plugin's handlerton, and a reference to the plugin held while rheap holds ENGINE=MEMORY
     tables: their rows live in this plugin, so UNINSTALL SONAME waits (the server says the
@@ -133,6 +144,8 @@ public:
     def.for_memory= for_memory && !internal;
     def.nvars= 0;
     def.vars= nullptr;
+    def.limit_by= (uint8_t) table_size_limit;
+    def.connection= thd_get_thread_id(current_thd);
     /* The variable-length fields, from which the engine decides how to store the rows
        (RowFormat::for_table, row.rs). The server counts a share's VARCHARs only when it reads
        a .frm, so an internal table's fields are looked at: its BLOBs and the VARCHARs whose
@@ -756,6 +769,13 @@ static MYSQL_SYSVAR_BOOL(takeover_information_schema, takeover_information_schem
   "started afterwards.",
   NULL, NULL, 1);
 
+static MYSQL_SYSVAR_ENUM(table_size_limit, table_size_limit, PLUGIN_VAR_RQCMDARG,
+  "What makes an RHEAP table full: ACTUAL, the bytes it really holds passing its limit "
+  "(max_heap_table_size; for an internal temporary table, tmp_memory_table_size within it); "
+  "HEAP, the bytes MEMORY would hold, so that a table fills at MEMORY's own row (for exact "
+  "comparisons with MEMORY). Applies to tables created afterwards.",
+  NULL, NULL, RHEAP_LIMIT_BY_ACTUAL, &limit_by_typelib);
+
 static void update_block_cache_size(THD *, struct st_mysql_sys_var *, void *var, const void *save)
 {
   block_cache_size= *static_cast<const ulonglong *>(save);
@@ -815,7 +835,7 @@ static MYSQL_SYSVAR_LONGLONG(debug_fail_nth_alloc, debug_fail_nth_alloc, PLUGIN_
 
 static struct st_mysql_sys_var *rheap_system_variables[]= {
   MYSQL_SYSVAR(takeover), MYSQL_SYSVAR(takeover_information_schema),
-  MYSQL_SYSVAR(block_cache_size), MYSQL_SYSVAR(max_memory),
+  MYSQL_SYSVAR(block_cache_size), MYSQL_SYSVAR(max_memory), MYSQL_SYSVAR(table_size_limit),
 #ifdef RHEAP_FAILPOINTS
   MYSQL_SYSVAR(debug_fail_alloc_after), MYSQL_SYSVAR(debug_fail_nth_alloc),
 #endif
@@ -864,6 +884,84 @@ static int name_status_variables()
     object so tests can find it in the symbol table). */
 struct st_mysql_storage_engine rheap_storage_engine= { MYSQL_HANDLERTON_INTERFACE_VERSION };
 
+/* information_schema.RHEAP_TABLES: one row per live rheap table (core/src/live.rs). */
+namespace Show {
+static ST_FIELD_INFO rheap_tables_fields[]=
+{
+  Column("TABLE_SCHEMA", Name(), NULLABLE),
+  Column("TABLE_NAME", Varchar(FN_REFLEN), NOT_NULL),
+  Column("KIND", Varchar(16), NOT_NULL),
+  Column("CONNECTION_ID", ULonglong(), NULLABLE),
+  Column("TABLE_ROWS", ULonglong(), NOT_NULL),
+  Column("DATA_BYTES", ULonglong(), NOT_NULL),
+  Column("INDEX_BYTES", ULonglong(), NOT_NULL),
+  Column("BLOCKS", ULonglong(), NOT_NULL),
+  Column("MAX_BYTES", ULonglong(), NOT_NULL),
+  CEnd()
+};
+} // namespace Show
+
+struct rheap_tables_fill_ctx { THD *thd; TABLE *table; };
+
+/** Stores one row of RHEAP_TABLES; a named table's path ./schema/name is shown as the schema
+    and table names it encodes. */
+static int rheap_tables_store(void *ctx, const rheap_live_table *r)
+{
+  rheap_tables_fill_ctx *c= static_cast<rheap_tables_fill_ctx *>(ctx);
+  Field **f= c->table->field;
+  char path[FN_REFLEN + 1], schema[NAME_LEN + 1], name[FN_REFLEN + 1];
+  size_t len= MY_MIN((size_t) r->path_len, sizeof(path) - 1);
+  memcpy(path, r->path, len);
+  path[len]= 0;
+  char *slash= r->named && len > 2 && !memcmp(path, "./", 2) ? strchr(path + 2, '/') : NULL;
+  if (slash)
+  {
+    *slash= 0;
+    uint n= filename_to_tablename(path + 2, schema, sizeof(schema));
+    f[0]->store(schema, n, system_charset_info);
+    f[0]->set_notnull();
+    n= filename_to_tablename(slash + 1, name, sizeof(name));
+    f[1]->store(name, n, system_charset_info);
+  }
+  else
+  {
+    f[0]->set_null();
+    f[1]->store(path, len, system_charset_info);
+  }
+  f[2]->store(r->kind, r->kind_len, system_charset_info);
+  if (r->connection)
+  {
+    f[3]->store((longlong) r->connection, true);
+    f[3]->set_notnull();
+  }
+  else
+    f[3]->set_null();
+  f[4]->store((longlong) r->rows, true);
+  f[5]->store((longlong) r->data_bytes, true);
+  f[6]->store((longlong) r->index_bytes, true);
+  f[7]->store((longlong) r->blocks, true);
+  f[8]->store((longlong) r->max_bytes, true);
+  return schema_table_store_record(c->thd, c->table) ? 1 : 0;
+}
+
+/** ST_SCHEMA_TABLE::fill_table: every live table, as the engine lists them. */
+static int rheap_tables_fill(THD *thd, TABLE_LIST *tables, COND *)
+{
+  rheap_tables_fill_ctx ctx= { thd, tables->table };
+  return rheap_live_tables(rheap_tables_store, &ctx) ? 1 : 0;
+}
+
+static int rheap_tables_init(void *p)
+{
+  ST_SCHEMA_TABLE *schema= static_cast<ST_SCHEMA_TABLE *>(p);
+  schema->fields_info= Show::rheap_tables_fields;
+  schema->fill_table= rheap_tables_fill;
+  return 0;
+}
+
+static struct st_mysql_information_schema rheap_tables_descriptor=
+{ MYSQL_INFORMATION_SCHEMA_INTERFACE_VERSION };
+
 maria_declare_plugin(rheap)
 {
   MYSQL_STORAGE_ENGINE_PLUGIN,
@@ -880,6 +978,21 @@ maria_declare_plugin(rheap)
   "0.1",
   /* STABLE: a GAMMA plugin loads with a warning in the error log at every server start, which
      mysql-test-run reports as a failure of whatever test runs first. */
+  MariaDB_PLUGIN_MATURITY_STABLE
+},
+{
+  MYSQL_INFORMATION_SCHEMA_PLUGIN,
+  &rheap_tables_descriptor,
+  "RHEAP_TABLES",
+  "the rheap developers",
+  "Every live RHEAP table, internal temporary tables included, and the memory it holds",
+  PLUGIN_LICENSE_GPL,
+  rheap_tables_init,
+  NULL,
+  0x0001,
+  NULL,
+  NULL,
+  "0.1",
   MariaDB_PLUGIN_MATURITY_STABLE
 }
 maria_declare_plugin_end;

@@ -116,6 +116,12 @@ typedef struct rheap_table_def {
   /** The record's variable-length fields, in record order; valid during the call only. */
   const rheap_var_field *vars;
   uint32_t nvars;
+  /** What decides that the table is full (RHEAP_LIMIT_BY_*): rheap_table_size_limit of the
+      server when the table is created. */
+  uint8_t limit_by;
+  /** The connection that creates or opens the table (thd_get_thread_id): not part of the
+      definition, only shown in information_schema.RHEAP_TABLES. */
+  uint64_t connection;
 } rheap_table_def;
 
 /** What handler::info() reports (the fields of ha_statistics the engine knows). */
@@ -225,6 +231,37 @@ uint64_t rheap_records(rheap_handler *h);
 
 /* Taking over MEMORY's tables (the shim's replacement of heap_hton->create asks these). */
 /** rheap_takeover's values; the shim's TYPELIB names them in this order. */
+/** One row of information_schema.RHEAP_TABLES: a live table now. Its strings are valid
+    during the call that passes it and are not NUL-terminated. */
+typedef struct rheap_live_table {
+  /** TABLE, TEMPORARY, INTERNAL or KEPT. */
+  const char *kind;
+  uint32_t kind_len;
+  /** The table's path: ./schema/name (in the server's file-name encoding) when `named`, the
+      server's path of a TEMPORARY or internal table otherwise. */
+  const char *path;
+  uint32_t path_len;
+  uint8_t named;
+  /** The connection that owns it; 0 for none. */
+  uint64_t connection;
+  uint64_t rows;
+  uint64_t data_bytes;
+  uint64_t index_bytes;
+  uint64_t blocks;
+  /** Its memory limit. */
+  uint64_t max_bytes;
+} rheap_live_table;
+
+/** Calls `store(ctx, row)` once per live table, stopping at its first non-zero answer, which
+    it returns; 0 when every row was stored, HA_ERR_OUT_OF_MEM when the list could not be
+    copied. */
+int rheap_live_tables(int (*store)(void *ctx, const rheap_live_table *row), void *ctx);
+
+/** rheap_table_size_limit: a table is full when its real bytes would pass its limit
+    (ACTUAL), or where MEMORY's would (HEAP). The names are in this order in the shim. */
+#define RHEAP_LIMIT_BY_ACTUAL 0
+#define RHEAP_LIMIT_BY_HEAP 1
+
 #define RHEAP_TAKEOVER_OFF 0
 #define RHEAP_TAKEOVER_INTERNAL 1
 #define RHEAP_TAKEOVER_ALL 2

@@ -6,6 +6,7 @@
 //! write lock. (A table's packed rows have their own [`Pieces`], which the row store changes
 //! through `&mut`, with no lock.)
 
+use super::meter::Meter;
 use super::pieces::Pieces;
 use allocator_api2::alloc::{AllocError, Allocator, Layout};
 use std::ptr::NonNull;
@@ -34,15 +35,21 @@ impl std::fmt::Debug for Arena {
 
 impl Arena {
     /// An arena whose first block is sized for about `planned` pieces of `element` bytes, never
-    /// beyond `limit` bytes.
+    /// beyond `limit` bytes, with a meter of its own and no limit (for tests and tools).
     pub fn new(element: usize, planned: u64, limit: u64) -> Arena {
-        Arena::of(Pieces::new(element, planned, limit))
+        Arena::of(Pieces::new(element, planned, limit, Meter::unlimited()))
     }
 
-    /// As [`new`](Self::new), or `OutOfMemory` when its few bytes cannot be had.
-    pub fn try_new(element: usize, planned: u64, limit: u64) -> crate::error::Result<Arena> {
+    /// As [`new`](Self::new), its blocks counted by `meter` (the table's), or `OutOfMemory`
+    /// when its few bytes cannot be had.
+    pub fn try_new(
+        element: usize,
+        planned: u64,
+        limit: u64,
+        meter: Meter,
+    ) -> crate::error::Result<Arena> {
         Ok(Arena(super::fallible::try_arc(Shared {
-            pieces: Mutex::new(Pieces::new(element, planned, limit)),
+            pieces: Mutex::new(Pieces::new(element, planned, limit, meter)),
             bytes: AtomicUsize::new(0),
         })?))
     }

@@ -10,17 +10,10 @@
 //! pass the budget by at most one block each.
 
 use crate::status::{self, Counter};
-use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The budget in bytes; 0 for none.
 static LIMIT: AtomicU64 = AtomicU64::new(0);
-
-thread_local! {
-    /// This thread's last block was refused by the budget, and no write has answered for it
-    /// yet ([`take_refused`]).
-    static REFUSED: Cell<bool> = const { Cell::new(false) };
-}
 
 /// Sets the budget (`rheap_max_memory`; 0: none).
 pub fn set_limit(bytes: u64) {
@@ -33,22 +26,15 @@ pub fn limit() -> u64 {
 }
 
 /// Whether a block of `size` more bytes fits in the budget; when it does not, the refusal is
-/// counted and noted for this thread's write ([`take_refused`]).
+/// counted and noted for this thread's write ([`super::refusal`]).
 pub(crate) fn admits(size: usize) -> bool {
     let limit = limit();
     if limit == 0 || status::get(Counter::MemoryUsed).saturating_add(size as u64) <= limit {
         return true;
     }
     status::add(Counter::BudgetRefusals, 1);
-    REFUSED.with(|r| r.set(true));
+    super::refusal::note();
     false
-}
-
-/// Whether an allocation this thread could not make since the last call was refused by the
-/// budget (and not by the system): a write that failed for want of memory is then a table
-/// that is full. Forgets it.
-pub fn take_refused() -> bool {
-    REFUSED.with(|r| r.replace(false))
 }
 
 #[cfg(test)]
@@ -61,14 +47,13 @@ mod tests {
         let before = status::get(Counter::BudgetRefusals);
         set_limit(0);
         assert!(admits(usize::MAX));
-        assert!(!take_refused());
+        assert!(!super::super::refusal::take());
         let used = status::get(Counter::MemoryUsed);
         set_limit(used + 4096);
         assert!(admits(4096));
         assert!(!admits(4097));
         set_limit(0);
         assert_eq!(status::get(Counter::BudgetRefusals), before + 1);
-        assert!(take_refused());
-        assert!(!take_refused(), "forgotten once answered");
+        assert!(super::super::refusal::take());
     }
 }

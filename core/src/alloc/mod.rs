@@ -1,7 +1,10 @@
 //! rheap's memory: blocks that start small and grow ([`policy`]), taken from the server's
 //! allocator ([`system`]) through a bounded cache of freed blocks ([`cache`]), and carved into
 //! small [`pieces`]: a table's packed rows', and its indexes' through an [`arena`]. A table's
-//! row slots live in blocks of their own ([`crate::records`]).
+//! row slots live in blocks of their own ([`crate::records`]). Every block a table holds is
+//! counted by its [`meter`], which refuses blocks past the table's limit; the server-wide
+//! [`budget`] refuses blocks past rheap's total; either refusal makes the write's table full
+//! ([`refusal`]).
 
 pub mod arena;
 pub mod budget;
@@ -9,8 +12,10 @@ pub mod cache;
 #[cfg(feature = "failpoints")]
 pub mod failing;
 pub mod fallible;
+pub mod meter;
 pub mod pieces;
 pub mod policy;
+pub mod refusal;
 pub mod system;
 
 pub use arena::Arena;
@@ -18,4 +23,5 @@ pub use fallible::{
     resize_default, trim, try_arc, try_box, try_collect, try_collect_ok, try_string, zeroed,
     KEEP_BUFFER,
 };
+pub use meter::Meter;
 pub use pieces::Pieces;

@@ -8,7 +8,7 @@
 //! its own. Nothing goes back to the cache before [`Pieces::clear_keeping_blocks`] or the
 //! drop, as HEAP keeps a table's blocks until the table is emptied.
 
-use super::cache;
+use super::meter::Meter;
 use super::policy::Growth;
 use super::system::{RawBlock, ALIGN};
 use allocator_api2::alloc::Layout;
@@ -35,6 +35,8 @@ pub struct Pieces {
     /// Blocks that each hold one large piece.
     large: Vec<RawBlock>,
     bytes: usize,
+    /// The table's count of blocks, and its limit.
+    meter: Meter,
 }
 
 // SAFETY: the pointers in `Pieces` point into blocks it owns, and nothing else refers to the
@@ -58,8 +60,8 @@ fn class_of(size: usize, align: usize) -> usize {
 
 impl Pieces {
     /// Pieces whose first block is sized for about `planned` pieces of `element` bytes, never
-    /// beyond `limit` bytes.
-    pub fn new(element: usize, planned: u64, limit: u64) -> Pieces {
+    /// beyond `limit` bytes; their blocks are counted by `meter`.
+    pub fn new(element: usize, planned: u64, limit: u64, meter: Meter) -> Pieces {
         Pieces {
             params: (element, planned, limit),
             growth: Growth::new(element, planned, limit),
@@ -70,13 +72,14 @@ impl Pieces {
             free: [None; CLASSES],
             large: Vec::new(),
             bytes: 0,
+            meter,
         }
     }
 
-    /// New, empty pieces made as these were.
+    /// New, empty pieces made as these were, counted by the same meter.
     pub fn fresh(&self) -> Pieces {
         let (element, planned, limit) = self.params;
-        Pieces::new(element, planned, limit)
+        Pieces::new(element, planned, limit, self.meter.clone())
     }
 
     /// Bytes of the blocks held.
@@ -124,7 +127,7 @@ impl Pieces {
         } else if let Some(i) = self.large.iter().position(|b| b.ptr() == ptr) {
             let b = self.large.swap_remove(i);
             self.bytes -= b.size();
-            cache::give(b);
+            self.meter.give(b);
         }
     }
 
@@ -134,7 +137,7 @@ impl Pieces {
     pub fn clear_keeping_blocks(&mut self) {
         for b in self.large.drain(..) {
             self.bytes -= b.size();
-            cache::give(b);
+            self.meter.give(b);
         }
         self.free = [None; CLASSES];
         self.carve(0);
@@ -164,7 +167,7 @@ impl Pieces {
                 self.carve(self.carving + 1);
             } else {
                 self.blocks.try_reserve(1).ok()?;
-                let b = cache::take(self.growth.next_block(size))?;
+                let b = self.meter.take(self.growth.next_block(size), size)?;
                 self.bytes += b.size();
                 self.blocks.push(b);
                 self.carve(self.blocks.len() - 1);
@@ -177,7 +180,8 @@ impl Pieces {
 
     fn alloc_large(&mut self, size: usize) -> Option<NonNull<u8>> {
         self.large.try_reserve(1).ok()?;
-        let b = cache::take(size.checked_next_power_of_two()?)?;
+        let size = size.checked_next_power_of_two()?;
+        let b = self.meter.take(size, size)?;
         self.bytes += b.size();
         let p = b.ptr();
         self.large.push(b);
@@ -219,10 +223,11 @@ impl Pieces {
 
 impl Drop for Pieces {
     fn drop(&mut self) {
+        let meter = &self.meter;
         self.blocks
             .drain(..)
             .chain(self.large.drain(..))
-            .for_each(cache::give);
+            .for_each(|b| meter.give(b));
     }
 }
 
@@ -233,7 +238,7 @@ mod tests {
 
     #[test]
     fn cleared_blocks_are_carved_again() {
-        let mut a = Pieces::new(64, 0, u64::MAX);
+        let mut a = Pieces::new(64, 0, u64::MAX, Meter::unlimited());
         let small = Layout::from_size_align(1000, 8).unwrap();
         let carve = |a: &mut Pieces| -> Vec<NonNull<u8>> {
             (0..200).map(|_| a.allocate(small).unwrap()).collect()
@@ -260,7 +265,7 @@ mod tests {
         /// Pieces never overlap and keep their contents, whatever the order of requests.
         #[test]
         fn pieces_never_overlap(ops in proptest::collection::vec((1usize..3000, any::<bool>()), 1..200)) {
-            let mut a = Pieces::new(8, 0, u64::MAX);
+            let mut a = Pieces::new(8, 0, u64::MAX, Meter::unlimited());
             let mut live: Vec<(NonNull<u8>, Layout, u8)> = Vec::new();
             for (i, (size, free)) in ops.into_iter().enumerate() {
                 if free && !live.is_empty() {

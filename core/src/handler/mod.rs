@@ -9,10 +9,11 @@
 
 mod index;
 
-use crate::alloc::budget;
+use crate::alloc::refusal;
 use crate::cursor::Cursor;
 use crate::error::{Error, Result};
 use crate::key::Image;
+use crate::live::Kind;
 use crate::records::Pos;
 use crate::recycle::{self, DefKey};
 use crate::share::{Buffers, Internal, Open, Share};
@@ -154,15 +155,6 @@ impl State {
     }
 }
 
-/// A write that failed for want of memory the budget refused ([`budget`]) finds the table
-/// full, as at its own limit.
-fn budget_full<T>(r: Result<T>) -> Result<T> {
-    match r {
-        Err(Error::OutOfMemory) if budget::take_refused() => Err(Error::TableFull),
-        r => r,
-    }
-}
-
 /// A new internal temporary table, for an open that found none kept. Out of line (and cold:
 /// most opens take a kept table), so that an open does not reserve the stack a table is built
 /// in, which would spread its frame over cache lines that each open then touches.
@@ -195,17 +187,23 @@ impl<L> Handler<L> {
     }
 
     /// `handler::open` of an internal temporary table: one kept from an earlier statement with
-    /// an equal definition (`key`), else a new one from `build`.
+    /// an equal definition (`key`), else a new one from `build`. `path` and `connection` (the
+    /// server's path of the table, the connection that opens it) are what the list of live
+    /// tables shows of it ([`crate::live`]).
     pub fn open_internal(
         &mut self,
         key: Option<DefKey>,
         tmp_table: bool,
+        (path, connection): (&str, u64),
         build: impl FnOnce() -> Result<Table>,
     ) -> Result<()> {
         let mut internal = match key.as_ref().and_then(recycle::take) {
             Some(kept) => kept,
             None => new_internal(build, key)?,
         };
+        let live = internal.table().live();
+        live.set_kind(Kind::Internal, connection);
+        live.set_name(path);
         self.st.adopt(std::mem::take(&mut internal.buffers));
         self.open_with(Open::Internal(internal), tmp_table, true)
     }
@@ -238,6 +236,7 @@ impl<L> Handler<L> {
         if let Some(Open::Internal(mut t)) = self.open.take() {
             t.rows_written += std::mem::take(&mut self.st.rows_unreported);
             t.buffers = self.st.leave();
+            t.table().live().set_kind(Kind::Kept, 0);
             recycle::give(t);
         }
         self.st.current = None;
@@ -259,7 +258,6 @@ impl<L> Handler<L> {
         } else {
             table.write(buf)
         };
-        let r = budget_full(r);
         if r == Err(Error::TableFull) && h.internal {
             // The server now moves this internal table to its on-disk engine.
             status::add(Counter::InternalTablesConverted, 1);
@@ -293,7 +291,7 @@ impl<L> Handler<L> {
         } else {
             table.update(pos, new_data)
         };
-        h.note(budget_full(r))?;
+        h.note(r)?;
         h.count_change(&mut table);
         Ok(())
     }
@@ -456,7 +454,7 @@ impl<L> Handler<L> {
     /// BLOB it ever read.
     pub fn reset(&mut self) {
         // A refusal no write answered for is not the next statement's.
-        budget::take_refused();
+        refusal::take();
         let h = &mut self.st;
         h.cursor = Cursor::None;
         crate::alloc::trim(&mut h.packed, h.rec_len);
@@ -479,8 +477,10 @@ pub(crate) mod tests {
     /// A handler on a new internal table that is never kept (no definition key).
     pub(crate) fn internal(tmp_table: bool) -> Handler<()> {
         let mut h = Handler::default();
-        h.open_internal(None, tmp_table, || Ok(testing::table(tmp_table)))
-            .unwrap();
+        h.open_internal(None, tmp_table, ("#sql-test", 1), || {
+            Ok(testing::table(tmp_table))
+        })
+        .unwrap();
         h
     }
 
@@ -853,7 +853,8 @@ pub(crate) mod tests {
         };
 
         let mut h = Handler::<()>::default();
-        h.open_internal(Some(key.clone()), true, build).unwrap();
+        h.open_internal(Some(key.clone()), true, ("#sql-test", 1), build)
+            .unwrap();
         assert_eq!(builds.get(), 1);
         assert_eq!(recycle::counter(Counter::TablesLive), live + 1);
         assert_eq!(status::get(Counter::InternalTablesCreated), created + 1);
@@ -885,7 +886,8 @@ pub(crate) mod tests {
 
         // An equal definition takes the kept table, empty, without building one.
         let mut h2 = Handler::<()>::default();
-        h2.open_internal(Some(key.clone()), true, build).unwrap();
+        h2.open_internal(Some(key.clone()), true, ("#sql-test", 1), build)
+            .unwrap();
         assert_eq!(builds.get(), 1, "not built again");
         assert_eq!(internal_addr(&h2), first, "the same table");
         assert_eq!(
@@ -914,7 +916,8 @@ pub(crate) mod tests {
 
         // A different definition, while the first is in use: a new table.
         let mut h3 = Handler::<()>::default();
-        h3.open_internal(Some(other.clone()), true, build).unwrap();
+        h3.open_internal(Some(other.clone()), true, ("#sql-test", 1), build)
+            .unwrap();
         assert_eq!(builds.get(), 2);
         assert_ne!(internal_addr(&h3), first);
         assert_eq!(recycle::counter(Counter::TablesLive), live + 2);
@@ -930,7 +933,8 @@ pub(crate) mod tests {
         assert_eq!(recycle::counter(Counter::RowsWritten), rows + 4);
         assert_eq!(status::get(Counter::RowsWritten), rows + 4);
         let mut h4 = Handler::<()>::default();
-        h4.open_internal(Some(key), true, build).unwrap();
+        h4.open_internal(Some(key), true, ("#sql-test", 1), build)
+            .unwrap();
         assert_eq!(builds.get(), 3, "none kept any more");
         h4.close();
         recycle::release_all();
@@ -951,7 +955,8 @@ pub(crate) mod tests {
         let converted = status::get(Counter::InternalTablesConverted);
         let rows = recycle::counter(Counter::RowsWritten);
         let mut h = Handler::<()>::default();
-        h.open_internal(None, true, small).unwrap();
+        h.open_internal(None, true, ("#sql-test", 1), small)
+            .unwrap();
         // A refused duplicate is no conversion.
         write(&mut h, &rec(Some(0), 0, 0)).unwrap();
         assert_eq!(
@@ -1010,7 +1015,8 @@ pub(crate) mod tests {
             Ok(testing::table(true))
         };
         let mut h = Handler::<()>::default();
-        h.open_internal(Some(key.clone()), true, build).unwrap();
+        h.open_internal(Some(key.clone()), true, ("#sql-test", 1), build)
+            .unwrap();
         write(&mut h, &rec(Some(1), 0, 0)).unwrap();
         let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             h.with_table(|_| -> Result<()> { panic!("a bug while changing the table") })
@@ -1031,7 +1037,8 @@ pub(crate) mod tests {
             "dropped, not kept"
         );
         let mut h2 = Handler::<()>::default();
-        h2.open_internal(Some(key), true, build).unwrap();
+        h2.open_internal(Some(key), true, ("#sql-test", 1), build)
+            .unwrap();
         assert_eq!(
             builds.get(),
             2,

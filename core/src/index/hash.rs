@@ -169,8 +169,31 @@ impl HashIndex {
     /// reservation makes room for a few dozen, so that most tables never rehash.
     fn room_for_a_group(&mut self) -> Result<()> {
         let room = FIRST_GROUPS.saturating_sub(self.groups.capacity()).max(1);
-        self.groups.try_reserve(room, rehash)?;
-        Ok(())
+        match self.groups.try_reserve(room, rehash) {
+            Ok(()) => Ok(()),
+            Err(e) => self.rebuild_in_place().ok_or(e.into()),
+        }
+    }
+
+    /// Room for a group without a larger table, when one was refused (at the table's limit):
+    /// removed groups leave tombstones that only a rehash frees, and a table more than half
+    /// full rehashes into a new, larger array. Here the groups are moved out and back into the
+    /// same array instead. The move-out takes a buffer of the groups (not the arena's; given
+    /// back at once); None when it cannot be had or the array has no free bucket either.
+    #[cold]
+    fn rebuild_in_place(&mut self) -> Option<()> {
+        let mut all = Vec::new();
+        all.try_reserve_exact(self.groups.len()).ok()?;
+        // Drained, the table keeps its array with every bucket empty, and holds them all again
+        // without allocating.
+        all.extend(self.groups.drain());
+        for g in all {
+            self.groups.insert_unique(rehash(&g), g, rehash);
+        }
+        (self.groups.len() < self.groups.capacity()).then(|| {
+            // The refusal was answered here: no write finds the table full for it.
+            crate::alloc::refusal::take();
+        })
     }
 
     /// Whether some row has this key.
@@ -365,6 +388,33 @@ mod tests {
         assert_eq!(h.lookup(b"k").collect::<Vec<_>>(), [9, 4, 7]);
         assert!(!h.make_newest(b"k", 5));
         assert!(!h.make_newest(b"x", 9));
+        h.debug_check_consistency();
+    }
+
+    #[test]
+    fn at_its_limit_an_index_reuses_the_room_of_removed_keys() {
+        use crate::alloc::Meter;
+        let arena = Arena::try_new(16, 0, u64::MAX, Meter::try_new(256 << 10).unwrap()).unwrap();
+        let mut h = HashIndex::new(&arena);
+        let key = |i: u64| (i * 7919).to_le_bytes();
+        let mut n = 0;
+        while h.insert(&key(n), n, true).is_ok() {
+            n += 1;
+        }
+        assert!(crate::alloc::refusal::take(), "refused by the limit");
+        assert!(n > 500, "{n} keys");
+        for i in 0..n / 4 {
+            assert!(h.remove(&key(i), i));
+        }
+        // A larger array would pass the limit: the same one holds the new keys.
+        for i in n..n + n / 4 {
+            h.insert(&key(i), i, true).unwrap();
+        }
+        assert!(!crate::alloc::refusal::take());
+        assert_eq!(h.entries(), n);
+        for i in n / 4..n + n / 4 {
+            assert_eq!(h.newest(&key(i)), Some(i));
+        }
         h.debug_check_consistency();
     }
 

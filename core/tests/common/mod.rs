@@ -41,6 +41,7 @@ pub fn table_with_max_rows(max_rows: u64) -> Table {
             max_rows,
             min_rows: 0,
             max_table_size: 1 << 30,
+            limit_by: rheap_core::limits::LimitBy::Heap,
             auto_increment: 0,
             keys: vec![
                 key(Algorithm::Hash, true, vec![a.clone()]),

@@ -5,11 +5,14 @@ use crate::error::{Error, Result};
 use rheap_core::alloc::{try_arc, try_collect, try_collect_ok};
 use rheap_core::key::{Algorithm, KeyDef, KeySeg};
 use rheap_core::key_type::{ColumnType, SegSpec};
+use rheap_core::limits::LimitBy;
 use rheap_core::recycle::DefKey;
 use rheap_core::row::{Owner, RowFormat, VarField, VarKind};
 use rheap_core::table::{AutoKey, TableDef};
 use rheap_core::takeover;
-use rheap_sys::shim::{rheap_key_def, rheap_key_seg, rheap_table_def, rheap_var_field};
+use rheap_sys::shim::{
+    rheap_key_def, rheap_key_seg, rheap_table_def, rheap_var_field, RHEAP_LIMIT_BY_HEAP,
+};
 use rheap_sys::*;
 
 /// The server's key type of a segment, in the core's terms (the rules for how each compares
@@ -142,18 +145,25 @@ pub unsafe fn table_def(def: &rheap_table_def) -> Result<TableDef> {
         Owner::Rheap
     };
     let format = RowFormat::for_table(def.reclength as usize, vars, owner, def.nkeys as usize)?;
-    let max_table_size = takeover::max_table_size(
+    let limit_by = match u32::from(def.limit_by) {
+        RHEAP_LIMIT_BY_HEAP => LimitBy::Heap,
+        _ => LimitBy::Actual,
+    };
+    let limits = takeover::size_limits(
+        limit_by,
         def.max_table_size,
         def.tmp_memory_table_size,
+        def.max_rows,
         def.internal != 0,
         format.has_blobs(),
     );
     Ok(TableDef {
         format,
         rec_len: def.reclength as usize,
-        max_rows: def.max_rows,
+        max_rows: limits.max_rows,
         min_rows: def.min_rows,
-        max_table_size,
+        max_table_size: limits.max_table_size,
+        limit_by,
         auto_increment: def.auto_increment,
         keys,
         auto_key,
@@ -186,6 +196,9 @@ pub unsafe fn def_key(def: &rheap_table_def) -> Option<DefKey> {
         for_memory,
         vars,
         nvars,
+        limit_by,
+        // Who creates or opens the table: not part of what it is.
+        connection: _,
     } = *def;
     let flags = |bytes: &[u8]| bytes.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b));
     let pair = |lo: u32, hi: u32| u64::from(lo) | u64::from(hi) << 32;
@@ -198,6 +211,7 @@ pub unsafe fn def_key(def: &rheap_table_def) -> Option<DefKey> {
         tmp_memory_table_size,
         auto_increment,
         flags(&[internal, tmp_table, for_memory, auto_key_type]) | pair(0, auto_key as u32),
+        u64::from(limit_by),
         pair(nkeys, nvars),
     ])?;
     // SAFETY: by the contract, nkeys keys (when there are any).

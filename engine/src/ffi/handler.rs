@@ -11,6 +11,7 @@ use super::tables::{ThrLock, TABLES};
 use super::{guard, guard_value, table_name};
 use crate::error::{Error, Result};
 use rheap_core::handler::HandlerScan;
+use rheap_core::live::Kind;
 use rheap_core::records::Pos;
 use rheap_core::share::Share;
 use rheap_core::table::Table;
@@ -68,12 +69,16 @@ unsafe fn new_table(def: &rheap_table_def) -> Result<Table> {
     Table::try_new(def_core, created)
 }
 
+/// A new named table `name` (its path, which the list of live tables shows).
+///
 /// # Safety
 /// As [`new_table`].
-unsafe fn new_share(def: &rheap_table_def) -> Result<Share<ThrLock>> {
+unsafe fn new_share(name: &str, def: &rheap_table_def) -> Result<Share<ThrLock>> {
     // SAFETY: passed on from the caller.
     let table = unsafe { new_table(def) }?;
-    Ok(Share::new(table, ThrLock::new()?, def.for_memory != 0))
+    let share = Share::new(table, ThrLock::new()?, def.for_memory != 0);
+    share.describe(name, Some((Kind::Table, 0)));
+    Ok(share)
 }
 
 /// Opens (creating it if need be) the named table `name`: out of line, so that an open of an
@@ -86,7 +91,12 @@ unsafe fn open_shared(h: &mut Handler, name: *const c_char, def: &rheap_table_de
     // SAFETY: passed on from the caller.
     let name = unsafe { table_name(name) }?;
     // SAFETY: as above.
-    let (share, created) = TABLES.open(name, || unsafe { new_share(def) })?;
+    let (share, created) = TABLES.open(name, || unsafe { new_share(name, def) })?;
+    // What the table is shows only once it is open (a table being created always looks
+    // temporary to the engine): a TEMPORARY table is its connection's.
+    if def.tmp_table != 0 {
+        share.describe(name, Some((Kind::Temporary, def.connection)));
+    }
     h.open_shared(share, def.tmp_table != 0)?;
     Ok(created)
 }
@@ -176,7 +186,10 @@ pub unsafe extern "C" fn rheap_open(
             // SAFETY: the shim's definition is valid during this call.
             let key = unsafe { def_key(def) };
             // SAFETY: as above.
-            h.open_internal(key, def.tmp_table != 0, || unsafe { new_table(def) })?;
+            // SAFETY: the shim passes the table path.
+            let whose = (unsafe { table_name(name) }?, def.connection);
+            // SAFETY: as above.
+            h.open_internal(key, def.tmp_table != 0, whose, || unsafe { new_table(def) })?;
             true
         } else {
             // SAFETY: the shim passes the table path; the definition as above.
@@ -216,7 +229,7 @@ pub unsafe extern "C" fn rheap_create(
         // SAFETY: the shim passes its handler, the table path and a pointer to its local.
         let (_, name, def) = unsafe { (state(h)?, table_name(name)?, &*def) };
         // SAFETY: the shim's definition is valid during this call.
-        TABLES.create(name, || unsafe { new_share(def) })?;
+        TABLES.create(name, || unsafe { new_share(name, def) })?;
         Ok(())
     })
 }

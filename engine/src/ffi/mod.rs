@@ -8,6 +8,7 @@ mod charset;
 mod definition;
 mod handler;
 mod index;
+mod live_tables;
 mod plugin;
 mod tables;
 mod takeover;

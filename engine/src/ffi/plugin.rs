@@ -130,6 +130,10 @@ pub unsafe extern "C" fn rheap_rename_table(from: *const c_char, to: *const c_ch
     guard("rheap_rename_table", || {
         // SAFETY: the server passes NUL-terminated paths that live for the call.
         let (from, to) = unsafe { (table_name(from)?, table_name(to)?) };
-        TABLES.rename(from, to)
+        TABLES.rename(from, to)?;
+        if let Some(share) = TABLES.get(to) {
+            share.describe(to, None);
+        }
+        Ok(())
     })
 }
