@@ -189,7 +189,7 @@ fn main() -> Result<()> {
         ),
         (
             "1,000,000 rows, BTREE on a VARCHAR(100) utf8mb4 of 10-30 characters",
-            512 << 20,
+            1 << 30,
             "s VARCHAR(100) CHARACTER SET utf8mb4, KEY USING BTREE (s)",
             format!("SELECT s FROM src WHERE id <= {}", rows.min(1_000_000)),
         ),
