@@ -94,7 +94,10 @@ fn main() -> Result<()> {
          SELECT n, CONCAT('name-', LPAD(n, 5 + n % 20, 'x')), REPEAT('t', n % 200) FROM q"
     ))?;
 
-    println!("## Tables filled until full, max_heap_table_size = {}\n", mib(LIMIT));
+    println!(
+        "## Tables filled until full, max_heap_table_size = {}\n",
+        mib(LIMIT)
+    );
     println!("| table | engine | rows | DATA + INDEX | ≤ limit | Memory_used grew |");
     println!("| --- | --- | --- | --- | --- | --- |");
     c.query_drop(format!("SET SESSION max_heap_table_size = {LIMIT}"))?;
@@ -109,7 +112,11 @@ fn main() -> Result<()> {
             "SELECT id, s FROM src",
         ),
         ("INT, TEXT", "a INT, t TEXT", "SELECT id, t FROM src"),
-        ("INT, HASH (a)", "a INT, KEY USING HASH (a)", "SELECT id FROM src"),
+        (
+            "INT, HASH (a)",
+            "a INT, KEY USING HASH (a)",
+            "SELECT id FROM src",
+        ),
         (
             "VARCHAR(100) utf8mb4, BTREE (s)",
             "s VARCHAR(100) CHARACTER SET utf8mb4, KEY USING BTREE (s)",
@@ -155,17 +162,16 @@ fn main() -> Result<()> {
         let converted = status(&mut s, "GLOBAL", "RHEAP_INTERNAL_TABLES_CONVERTED")?;
         s.query_drop("FLUSH STATUS")?;
         let start = status(&mut s, "SESSION", "MEMORY_USED")?;
-        let groups: Option<u64> = s.query_first(
-            "SELECT COUNT(*) FROM (SELECT s, COUNT(*) FROM src GROUP BY s) d",
-        )?;
+        let groups: Option<u64> =
+            s.query_first("SELECT COUNT(*) FROM (SELECT s, COUNT(*) FROM src GROUP BY s) d")?;
         ensure!(groups == Some(distinct), "{label}: {groups:?} groups");
         let peak = status(&mut s, "SESSION", "MAX_MEMORY_USED")?.saturating_sub(start);
         let disk = status(&mut s, "SESSION", "CREATED_TMP_DISK_TABLES")?;
         let moved = status(&mut s, "GLOBAL", "RHEAP_INTERNAL_TABLES_CONVERTED")? - converted;
+        let over = (peak as f64 - LIMIT as f64) / (1 << 20) as f64;
         println!(
-            "| {label} | {} | {} | {disk} | {moved} |",
-            mib(peak),
-            format!("{:+.2} MiB", (peak as f64 - LIMIT as f64) / (1 << 20) as f64)
+            "| {label} | {} | {over:+.2} MiB | {disk} | {moved} |",
+            mib(peak)
         );
     }
     c.query_drop("SET GLOBAL rheap_takeover = DEFAULT")?;
