@@ -236,21 +236,24 @@ impl Table {
             LimitBy::Actual => (def.max_rows, Meter::try_new(def.memory_limit())?),
         };
         let arena = new_arena(&def, max_records, &meter)?;
-        let live = live::register(meter.clone(), def.memory_limit())?;
         let indexes = crate::alloc::try_collect(def.keys.iter().map(|k| Index::new(k, &arena)))?;
         let index_ledgers =
             crate::alloc::try_collect(def.keys.iter().map(|k| match k.algorithm {
                 Algorithm::Hash => IndexLedger::hash(def.min_rows, max_records),
                 Algorithm::Btree => IndexLedger::btree(),
             }))?;
+        let store = RowStore::new(
+            def.format.try_clone()?,
+            def.rec_len,
+            def.min_rows.min(max_records),
+            def.memory_limit(),
+            &meter,
+        );
+        let key_bytes = KeyDef::record_bytes(&def.keys)?;
+        // Last, so that a table that could not be made never shows in the list.
+        let live = live::register(meter, def.memory_limit())?;
         Ok(Table {
-            store: RowStore::new(
-                def.format.try_clone()?,
-                def.rec_len,
-                def.min_rows.min(max_records),
-                def.memory_limit(),
-                &meter,
-            ),
+            store,
             max_records,
             row_limit,
             live,
@@ -266,7 +269,7 @@ impl Table {
             file_version: 0,
             key_stat_version: 1,
             scratch: None,
-            key_bytes: KeyDef::record_bytes(&def.keys)?,
+            key_bytes,
             def,
         })
     }
