@@ -936,12 +936,12 @@ impl Table {
             data_length: if self.def.heap_lengths {
                 self.ledger.bytes()
             } else {
-                self.store.bytes() as u64
+                self.live.meter().part_bytes(Part::Rows)
             },
             index_length: if self.def.heap_lengths {
                 self.index_length()
             } else {
-                self.arena.bytes() as u64
+                self.live.meter().part_bytes(Part::Index)
             },
             max_data_length: self.max_records.saturating_mul(rec_len),
             delete_length: self.store.deleted() * rec_len,
@@ -954,6 +954,12 @@ impl Table {
     pub fn debug_check_consistency(&self) {
         self.store.debug_check_consistency();
         self.arena.debug_check_consistency();
+        let meter = self.live.meter();
+        assert_eq!(
+            (meter.part_bytes(Part::Rows), meter.part_bytes(Part::Index)),
+            (self.store.bytes() as u64, self.arena.bytes() as u64),
+            "the meter counts every block of the rows and the indexes"
+        );
         let g = self.ledger.geometry();
         let blocks = self.store.slots().div_ceil(g.records_in_block);
         assert!(

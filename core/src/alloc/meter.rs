@@ -40,8 +40,8 @@ struct Shared {
     /// Bytes of each part's blocks.
     bytes: [AtomicU64; 2],
     blocks: AtomicU64,
-    /// 0: none.
-    limit: AtomicU64,
+    /// 0: none. Fixed when the table is made.
+    limit: u64,
 }
 
 impl Meter {
@@ -56,7 +56,7 @@ impl Meter {
         Shared {
             bytes: [AtomicU64::new(0), AtomicU64::new(0)],
             blocks: AtomicU64::new(0),
-            limit: AtomicU64::new(limit),
+            limit,
         }
     }
 
@@ -97,7 +97,7 @@ impl Meter {
 
     /// The limit (0: none).
     pub fn limit(&self) -> u64 {
-        self.shared.limit.load(Ordering::Relaxed)
+        self.shared.limit
     }
 
     fn count(&self, bytes: usize, more: bool) {
@@ -124,7 +124,8 @@ impl Meter {
             0 => return None,
             r => 1usize << (usize::BITS - 1 - r.leading_zeros()),
         };
-        (smaller >= at_least.max(MIN_BLOCK) && smaller < wanted).then_some(smaller)
+        // `smaller` is below `wanted`: the room is.
+        (smaller >= at_least.max(MIN_BLOCK)).then_some(smaller)
     }
 
     /// A block of `wanted` bytes (or smaller, see [`Meter`]) holding at least `at_least`, from
