@@ -10,7 +10,7 @@
 use crate::alloc::meter::Part;
 use crate::alloc::{refusal, Arena, Meter};
 use crate::error::{Error, Result};
-use crate::index::Index;
+use crate::index::{Index, RowKeys};
 use crate::key::{bytes_eq, Algorithm, Image, KeyDef, KeySeg};
 use crate::limits::{
     heap_row_size, index_bytes_per_row, rows_in_memory, BlockGeometry, HeapLedger, IndexLedger,
@@ -209,6 +209,16 @@ fn insert_row(
     Ok(pos)
 }
 
+/// [`Table::row_keys`] from the table's parts, for a method that changes its indexes.
+#[inline(always)]
+fn row_keys<'a>(store: &'a RowStore, def: &'a TableDef, k: usize) -> RowKeys<'a> {
+    RowKeys {
+        store,
+        def: &def.keys[k],
+        rec_len: def.rec_len,
+    }
+}
+
 impl Drop for Table {
     fn drop(&mut self) {
         live::unregister(&self.live);
@@ -305,8 +315,15 @@ impl Table {
 
     /// Whether `img` is a duplicate in key `k`.
     #[inline]
-    fn is_duplicate(&self, k: usize, img: &Image) -> bool {
-        self.checks_duplicates(k, img) && self.indexes[k].contains(&img.bytes)
+    fn is_duplicate(&self, k: usize, img: &Image) -> Result<bool> {
+        Ok(self.checks_duplicates(k, img)
+            && self.indexes[k].contains(&img.bytes, &self.row_keys(k))?)
+    }
+
+    /// The stored rows' keys under key `k`, which its index compares keys with.
+    #[inline]
+    pub fn row_keys(&self, k: usize) -> RowKeys<'_> {
+        row_keys(&self.store, &self.def, k)
     }
 
     /// Adds row `pos` (`row`) to key `k`. `checked`: [`is_duplicate`](Self::is_duplicate)
@@ -325,7 +342,8 @@ impl Table {
             Algorithm::Btree => Some(def.heap_packed_len(row)?),
         };
         let absent = checked && self.checks_duplicates(k, img);
-        self.indexes[k].insert(&img.bytes, pos, absent)?;
+        let rows = row_keys(&self.store, &self.def, k);
+        self.indexes[k].insert(&img.bytes, pos, absent, &rows)?;
         if let Some(packed) = packed {
             self.index_ledgers[k].add_node(packed);
         }
@@ -495,8 +513,10 @@ impl Table {
         // A duplicate (DISTINCT's and UNION's every repeated row) is found before anything
         // changes. HEAP finds it after taking a slot and the hash entries of the keys up to
         // that one; what that leaves behind (a free slot, the entries) is mirrored.
-        if let Some(k) = (0..images.len()).find(|&k| self.is_duplicate(k, &images[k])) {
-            return self.mirror_duplicate(k, packed, count, new_block);
+        for (k, img) in images.iter().enumerate() {
+            if self.is_duplicate(k, img)? {
+                return self.mirror_duplicate(k, packed, count, new_block);
+            }
         }
         let pos = insert_row(&mut self.store, &mut self.ledger, packed, new_block)?;
         for (k, img) in images.iter().enumerate() {
@@ -543,15 +563,22 @@ impl Table {
         let Index::Hash(hash) = &mut self.indexes[0] else {
             return None;
         };
-        let (store, ledger, hash_ledger) = (
-            &mut self.store,
-            &mut self.ledger,
-            &mut self.index_ledgers[0],
-        );
-        let placed = hash.insert_unique_with(&img.bytes, || {
-            let pos = insert_row(store, ledger, packed, new_block)?;
-            hash_ledger.take_hash_entry(count);
-            Ok(pos)
+        let vacancy = hash.vacancy(&img.bytes, &row_keys(&self.store, &self.def, 0));
+        let placed = vacancy.and_then(|vacancy| {
+            let Some(vacancy) = vacancy else {
+                return Ok(None);
+            };
+            let pos = insert_row(&mut self.store, &mut self.ledger, packed, new_block)?;
+            self.index_ledgers[0].take_hash_entry(count);
+            // The row is stored: the index takes it (only a position past what an index holds
+            // is refused, and then the row goes again).
+            match hash.fill_vacancy(vacancy, pos) {
+                Ok(()) => Ok(Some(pos)),
+                Err(e) => {
+                    self.store.delete(pos)?;
+                    Err(e)
+                }
+            }
         });
         Some(match placed {
             Ok(Some(pos)) => {
@@ -672,10 +699,12 @@ impl Table {
         crate::alloc::resize_default(old_images, keys)?;
         crate::alloc::resize_default(new_images, keys)?;
         moved.clear();
-        // All or nothing: the new entries go in beside the old ones, then the row; only when
-        // both succeeded do the old entries go. A failure (a duplicate, or memory for an
-        // entry or the row) takes out the new entries again, which allocates nothing, so the
-        // indexes are as before.
+        // All or nothing. A BTREE key's new entry goes in beside the old one, which goes once
+        // the row is stored. A HASH key links the rows of a key through their positions, so a
+        // row is in one group at a time: its old entry goes first (allocating nothing), then
+        // the new one comes. A failure (a duplicate, or memory for an entry or the row) takes
+        // the new entries out again and puts HASH keys' old ones back, as the newest of their
+        // key, as HEAP does when it puts back the keys an update had moved.
         let mut failed_at = None;
         let mut added = || -> Result<()> {
             for k in 0..keys {
@@ -689,12 +718,21 @@ impl Table {
                     continue;
                 }
                 // The row's old entry has another image: it cannot be the duplicate.
-                if self.is_duplicate(k, &new_images[k]) {
+                if self.is_duplicate(k, &new_images[k])? {
                     failed_at = Some(k);
                     return Err(Error::DuplicateKey(k));
                 }
                 moved.try_reserve(1)?;
-                self.add_key(k, &new_images[k], new, pos, true)?;
+                let hash = self.def.keys[k].algorithm == Algorithm::Hash;
+                if hash {
+                    self.remove_key(k, &old_images[k], old, pos)?;
+                }
+                if let Err(e) = self.add_key(k, &new_images[k], new, pos, true) {
+                    if hash {
+                        self.add_key(k, &old_images[k], old, pos, false)?;
+                    }
+                    return Err(e);
+                }
                 moved.push(k);
             }
             self.store.update(pos, packed)
@@ -702,19 +740,22 @@ impl Table {
         if let Err(e) = added() {
             for &k in moved.iter() {
                 self.remove_key(k, &new_images[k], new, pos)?;
+                if self.def.keys[k].algorithm == Algorithm::Hash {
+                    self.add_key(k, &old_images[k], old, pos, false)?;
+                }
             }
             // HEAP takes the old entries out and, on a duplicate, puts them back: in a HASH
-            // key the row is then the newest of its key, for the keys it had moved and the
-            // one that refused it.
+            // key the row is then the newest of its key, for the keys it had moved (above)
+            // and the one that refused it.
             if let Some(k) = failed_at {
-                for &j in moved.iter().chain([k].iter()) {
-                    self.indexes[j].make_newest(&old_images[j].bytes, pos);
-                }
+                self.indexes[k].make_newest(&old_images[k].bytes, pos);
             }
             return Err(e);
         }
         for &k in moved.iter() {
-            self.remove_key(k, &old_images[k], old, pos)?;
+            if self.def.keys[k].algorithm == Algorithm::Btree {
+                self.remove_key(k, &old_images[k], old, pos)?;
+            }
         }
         if let Some(a) = self
             .def
@@ -985,7 +1026,10 @@ impl Table {
                     .expect("a live row");
                 for (k, img) in self.images(&row).expect("images").iter().enumerate() {
                     let found = match &self.indexes[k] {
-                        Index::Hash(h) => h.lookup(&img.bytes).any(|q| q == p),
+                        Index::Hash(h) => h
+                            .lookup(&img.bytes, &self.row_keys(k))
+                            .expect("a lookup")
+                            .any(|q| q == p),
                         Index::Btree(b) => b.contains_entry(&img.bytes, p),
                     };
                     assert!(found, "row {p} is under its key in index {k}");
@@ -1395,7 +1439,7 @@ mod tests {
                             unreachable!()
                         };
                         let img = def.image_of_record(&rec(Some(a), 0)).unwrap();
-                        let got: Vec<Pos> = h.lookup(&img.bytes).collect();
+                        let got: Vec<Pos> = h.lookup(&img.bytes, &t.row_keys(0)).unwrap().collect();
                         let want: Vec<Pos> = m
                             .rows
                             .iter()
@@ -1410,7 +1454,7 @@ mod tests {
                             unreachable!()
                         };
                         let img = def.image_of_record(&rec(None, b)).unwrap();
-                        let got: Vec<Pos> = h.lookup(&img.bytes).collect();
+                        let got: Vec<Pos> = h.lookup(&img.bytes, &t.row_keys(2)).unwrap().collect();
                         let want: Vec<Pos> = m
                             .by_b
                             .get(&b)
@@ -1475,14 +1519,16 @@ mod tests {
                 Op::LookupA(a) => match t.index(0) {
                     Ok((def, Index::Hash(h))) => {
                         let img = def.image_of_record(&rec(Some(a), 0)).unwrap();
-                        format!("{:?}", h.lookup(&img.bytes).collect::<Vec<_>>())
+                        let rows = t.row_keys(0);
+                        format!("{:?}", h.lookup(&img.bytes, &rows).map(Vec::from_iter))
                     }
                     other => format!("{:?}", other.err()),
                 },
                 Op::LookupB(b) => match t.index(2) {
                     Ok((def, Index::Hash(h))) => {
                         let img = def.image_of_record(&rec(None, b)).unwrap();
-                        format!("{:?}", h.lookup(&img.bytes).collect::<Vec<_>>())
+                        let rows = t.row_keys(2);
+                        format!("{:?}", h.lookup(&img.bytes, &rows).map(Vec::from_iter))
                     }
                     other => format!("{:?}", other.err()),
                 },

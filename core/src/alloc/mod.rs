@@ -9,6 +9,7 @@
 pub mod arena;
 pub mod budget;
 pub mod cache;
+pub mod chunks;
 #[cfg(feature = "failpoints")]
 pub mod failing;
 pub mod fallible;

@@ -85,7 +85,7 @@ impl<L> Handler<L> {
         h.seen_key_version = table.key_version();
         let found = match idx {
             Index::Hash(hash) if parts == def.segs.len() => {
-                let pos = hash.newest(&h.key.bytes);
+                let pos = hash.newest(&h.key.bytes, &table.row_keys(index))?;
                 if let Some(pos) = pos {
                     h.cursor = Cursor::Hash { pos, at: 0 };
                 }
@@ -123,10 +123,12 @@ impl<L> Handler<L> {
         let mut replace = None;
         let pos = match (&mut h.cursor, idx) {
             (Cursor::Hash { pos, at }, Index::Hash(hash)) if forward => {
-                hash.next_after(&h.key.bytes, *pos, *at).map(|(p, i)| {
-                    (*pos, *at) = (p, i);
-                    p
-                })
+                let rows = table.row_keys(h.cursor_key);
+                hash.next_after(&h.key.bytes, *pos, *at, &rows)?
+                    .map(|(p, i)| {
+                        (*pos, *at) = (p, i);
+                        p
+                    })
             }
             (Cursor::Btree { entry }, Index::Btree(tree)) => {
                 let e = if forward {
@@ -254,7 +256,7 @@ impl<L> Handler<L> {
             return Err(Error::WrongCommand);
         };
         def.image_of_record_into(record, &mut h.key)?;
-        let Some(pos) = hash.lookup(&h.key.bytes).next() else {
+        let Some(pos) = hash.lookup(&h.key.bytes, &table.row_keys(index))?.next() else {
             return Ok(false);
         };
         h.cursor_key = index;
@@ -852,7 +854,10 @@ mod tests {
                     let pos = h
                         .with_table(|t| match t.index(UNIQUE_HASH)? {
                             (def, Index::Hash(hash)) => {
-                                Ok(hash.newest(&def.image_of_record(&r)?.bytes).unwrap())
+                                let rows = t.row_keys(UNIQUE_HASH);
+                                Ok(hash
+                                    .newest(&def.image_of_record(&r)?.bytes, &rows)?
+                                    .unwrap())
                             }
                             _ => unreachable!(),
                         })

@@ -1,4 +1,4 @@
-//! HASH indexes: rows grouped by key image, in HEAP's order.
+//! HASH indexes: rows grouped by key, in HEAP's order, in a few bytes per row.
 //!
 //! HEAP keeps a hash index as a linear hash whose chains put a new entry first and keep the
 //! relative order of the others through splits, merges and deletes. Rows with equal keys (under
@@ -6,106 +6,86 @@
 //! rheap keeps per key. The statistics HEAP derives from its chain count (`hash_buckets`) come
 //! out the same: they are computed from HEAP's hash of each key, taken from a row of the key
 //! when the statistics are asked for.
+//!
+//! The layout, like HEAP's, keeps no key: a key is compared with the key of a stored row
+//! ([`Keys`]). One slot per key (a *group*) in an open-addressed array, probed linearly:
+//!
+//! ```text
+//! slot:   | row: u32 (the group's newest row) | tag: 31 bits of the key's hash, 1 bit "more" |
+//! older:  row position -> the next older row of its key (u32), for keys with more than one row
+//! ```
+//!
+//! Eight bytes a slot, the array at most three quarters full (seven eighths when the table's
+//! limit refuses a larger one), and four bytes a row for rows that share a key: below HEAP's
+//! 24 bytes a row (its `HASH_INFO`). A removed group's slot is filled by shifting the slots
+//! after it back, so no tombstone is ever left. Both arrays are [`ChunkVec`]s: no piece
+//! passes the block size.
 
+use super::rows::Keys;
+use crate::alloc::chunks::ChunkVec;
 use crate::alloc::Arena;
-use crate::error::Result;
-use crate::key::{bytes_eq, hp_blength, hp_mask};
+use crate::error::{Error, Result};
+use crate::key::{hp_blength, hp_mask};
 use crate::records::Pos;
-use allocator_api2::vec::Vec as AVec;
-use hashbrown::hash_table::Entry;
-use hashbrown::HashTable;
 use std::collections::HashSet;
 
-/// Groups a hash index first has room for (in 64 buckets).
-const FIRST_GROUPS: usize = 56;
+/// The highest row position an index holds (positions are kept in 32 bits).
+pub const MAX_POS: Pos = (u32::MAX - 1) as Pos;
 
-/// Bytes of the longest key image a group keeps inside itself.
-const INLINE_KEY: usize = 30;
+/// "No row": a free slot's row, the end of a list of older rows.
+const NONE: u32 = u32::MAX;
+/// The tag's bit for a group with more than one row.
+const MORE: u32 = 1 << 31;
 
-/// A group's key image: a short one (most keys of GROUP BY and DISTINCT tables) inside the
-/// group, so that a new group allocates nothing of its own; a longer one in the arena.
-#[derive(Debug)]
-enum KeyImage {
-    Inline { len: u8, bytes: [u8; INLINE_KEY] },
-    Arena(AVec<u8, Arena>),
+/// log2 of the slots of a new index.
+const FIRST_BITS: u32 = 6;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Slot {
+    row: u32,
+    tag: u32,
 }
 
-impl KeyImage {
-    fn new(image: &[u8], arena: &Arena) -> Result<KeyImage> {
-        if image.len() <= INLINE_KEY {
-            let mut bytes = [0; INLINE_KEY];
-            bytes[..image.len()].copy_from_slice(image);
-            return Ok(KeyImage::Inline {
-                len: image.len() as u8,
-                bytes,
-            });
-        }
-        let mut key = AVec::new_in(arena.clone());
-        key.try_reserve_exact(image.len())?;
-        key.extend_from_slice(image);
-        Ok(KeyImage::Arena(key))
+impl Slot {
+    const FREE: Slot = Slot { row: NONE, tag: 0 };
+
+    fn is_free(self) -> bool {
+        self.row == NONE
     }
 
-    fn as_slice(&self) -> &[u8] {
-        match self {
-            KeyImage::Inline { len, bytes } => &bytes[..usize::from(*len)],
-            KeyImage::Arena(key) => key,
-        }
+    fn hash(self) -> u32 {
+        self.tag & !MORE
+    }
+
+    fn more(self) -> bool {
+        self.tag & MORE != 0
     }
 }
 
-#[derive(Debug)]
-struct Group {
-    key: KeyImage,
-    /// The oldest row with this key, then the others, oldest first: a key that only one row
-    /// has (most keys of a GROUP BY or DISTINCT table) needs no list.
-    first: Pos,
-    more: Option<AVec<Pos, Arena>>,
+/// A free slot where a key not in the index goes, found by [`HashIndex::vacancy`].
+#[derive(Debug, Clone, Copy)]
+pub struct Vacancy {
+    slot: usize,
+    hash: u32,
 }
 
-impl Group {
-    fn more(&self) -> &[Pos] {
-        self.more.as_deref().unwrap_or_default()
-    }
-
-    fn len(&self) -> usize {
-        1 + self.more().len()
-    }
-
-    /// Row `i`, oldest first.
-    fn row(&self, i: usize) -> Option<Pos> {
-        match i {
-            0 => Some(self.first),
-            i => self.more().get(i - 1).copied(),
-        }
-    }
-
-    fn newest_first(&self) -> impl Iterator<Item = Pos> + '_ {
-        self.more()
-            .iter()
-            .rev()
-            .copied()
-            .chain(std::iter::once(self.first))
-    }
-
-    /// Removes row `i` (oldest first); false when the group is left empty.
-    fn remove(&mut self, i: usize) -> bool {
-        match (i, &mut self.more) {
-            (0, Some(more)) if !more.is_empty() => self.first = more.remove(0),
-            (0, _) => return false,
-            (i, Some(more)) if i <= more.len() => {
-                more.remove(i - 1);
-            }
-            _ => {}
-        }
-        true
-    }
+/// Where a probe for a key ends.
+enum Probe {
+    Found(usize),
+    Vacant(usize),
 }
 
 #[derive(Debug)]
 pub struct HashIndex {
     arena: Arena,
-    groups: HashTable<Group, Arena>,
+    slots: ChunkVec<Slot>,
+    /// log2 of the slots (0 while there are none).
+    bits: u32,
+    /// Slots in use: one per key.
+    groups: usize,
+    /// For each row of a group with more than one row (by position), the next older row of
+    /// its key, or NONE after the oldest.
+    older: ChunkVec<u32>,
     entries: u64,
 }
 
@@ -142,130 +122,280 @@ fn hash_image(image: &[u8]) -> u64 {
     h ^ (h >> 29)
 }
 
-fn rehash(g: &Group) -> u64 {
-    hash_image(g.key.as_slice())
+/// The 31 bits of a key's hash a slot keeps: the top ones, the best mixed.
+#[inline(always)]
+fn tag_of(image: &[u8]) -> u32 {
+    (hash_image(image) >> 33) as u32
 }
 
-/// Whether a group is the one of key `image`.
-fn keyed(image: &[u8]) -> impl Fn(&Group) -> bool + '_ {
-    move |g| bytes_eq(g.key.as_slice(), image)
+/// A position as an index keeps it; `TableFull` past [`MAX_POS`].
+fn row_id(pos: Pos) -> Result<u32> {
+    match pos <= MAX_POS {
+        true => Ok(pos as u32),
+        false => Err(Error::TableFull),
+    }
 }
 
 impl HashIndex {
     pub fn new(arena: &Arena) -> HashIndex {
         HashIndex {
             arena: arena.clone(),
-            groups: HashTable::new_in(arena.clone()),
+            slots: ChunkVec::new(arena),
+            bits: 0,
+            groups: 0,
+            older: ChunkVec::new(arena),
             entries: 0,
         }
     }
 
+    fn mask(&self) -> usize {
+        self.slots.len().wrapping_sub(1)
+    }
+
+    /// The first slot a key of hash `h` may be in (Fibonacci hashing over the slots).
     #[inline(always)]
-    fn group(&self, image: &[u8]) -> Option<&Group> {
-        self.groups.find(hash_image(image), keyed(image))
+    fn home(&self, h: u32) -> usize {
+        (u64::from(h).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - self.bits)) as usize
     }
 
-    /// Room for one more group. A temporary table's groups arrive one by one: the first
-    /// reservation makes room for a few dozen, so that most tables never rehash.
-    fn room_for_a_group(&mut self) -> Result<()> {
-        let room = FIRST_GROUPS.saturating_sub(self.groups.capacity()).max(1);
-        match self.groups.try_reserve(room, rehash) {
-            Ok(()) => Ok(()),
-            Err(e) => self.rebuild_in_place().ok_or(e.into()),
+    /// Probes for key `image` of hash `h`: its group's slot, or the free slot that ends the
+    /// probe. The index must have slots.
+    #[inline]
+    fn probe(&self, image: &[u8], h: u32, rows: &impl Keys) -> Result<Probe> {
+        let mask = self.mask();
+        let mut i = self.home(h);
+        loop {
+            let s = self.slots.get(i);
+            if s.is_free() {
+                return Ok(Probe::Vacant(i));
+            }
+            if s.hash() == h && rows.has_key(Pos::from(s.row), image)? {
+                return Ok(Probe::Found(i));
+            }
+            i = (i + 1) & mask;
         }
     }
 
-    /// Room for a group without a larger table, when one was refused (at the table's limit):
-    /// removed groups leave tombstones that only a rehash frees, and a table more than half
-    /// full rehashes into a new, larger array. Here the groups are moved out and back into the
-    /// same array instead. The move-out takes a buffer of the groups (not the arena's; given
-    /// back at once); None when it cannot be had or the array has no free bucket either.
-    #[cold]
-    fn rebuild_in_place(&mut self) -> Option<()> {
-        let mut all = Vec::new();
-        all.try_reserve_exact(self.groups.len()).ok()?;
-        // Drained, the table keeps its array with every bucket empty, and holds them all again
-        // without allocating.
-        all.extend(self.groups.drain());
-        for g in all {
-            self.groups.insert_unique(rehash(&g), g, rehash);
+    /// The slot of key `image`'s group.
+    #[inline]
+    fn group(&self, image: &[u8], rows: &impl Keys) -> Result<Option<usize>> {
+        if self.groups == 0 {
+            return Ok(None);
         }
-        (self.groups.len() < self.groups.capacity()).then(|| {
-            // The refusal was answered here: no write finds the table full for it.
-            crate::alloc::refusal::take();
+        Ok(match self.probe(image, tag_of(image), rows)? {
+            Probe::Found(i) => Some(i),
+            Probe::Vacant(_) => None,
         })
     }
 
-    /// Whether some row has this key.
+    /// The slot of the group that holds row `pos`, found from the key's hash `h` (no key is
+    /// compared), and the row before it in the group (None: it is the newest).
+    fn group_of_row(&self, h: u32, pos: u32) -> Option<(usize, Option<u32>)> {
+        if self.groups == 0 {
+            return None;
+        }
+        let mask = self.mask();
+        let mut i = self.home(h);
+        loop {
+            let s = self.slots.get(i);
+            if s.is_free() {
+                return None;
+            }
+            if s.hash() == h {
+                if s.row == pos {
+                    return Some((i, None));
+                }
+                let mut prev = s.row;
+                let mut next = match s.more() {
+                    true => self.older.get(prev as usize),
+                    false => NONE,
+                };
+                while next != NONE {
+                    if next == pos {
+                        return Some((i, Some(prev)));
+                    }
+                    prev = next;
+                    next = self.older.get(prev as usize);
+                }
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Room for one more group: the slots are at most three quarters full. When a larger array
+    /// is refused (the table's limit), up to seven eighths of this one is used instead.
+    fn room_for_a_group(&mut self) -> Result<()> {
+        let cap = self.slots.len();
+        if (self.groups + 1) * 4 <= cap * 3 {
+            return Ok(());
+        }
+        let bits = match self.bits {
+            0 => FIRST_BITS,
+            b if b < 31 => b + 1,
+            _ => return Err(Error::TableFull),
+        };
+        match self.grow(bits) {
+            Ok(()) => Ok(()),
+            Err(_) if (self.groups + 1) * 8 <= cap * 7 => {
+                // The refusal was answered here: no write finds the table full for it.
+                crate::alloc::refusal::take();
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Moves the groups to a new array of `1 << bits` slots; on `OutOfMemory` nothing changed.
+    fn grow(&mut self, bits: u32) -> Result<()> {
+        let new = ChunkVec::try_filled(1 << bits, Slot::FREE, &self.arena)?;
+        let old = std::mem::replace(&mut self.slots, new);
+        self.bits = bits;
+        let mask = self.mask();
+        for s in old.iter().filter(|s| !s.is_free()) {
+            let mut i = self.home(s.hash());
+            while !self.slots.get(i).is_free() {
+                i = (i + 1) & mask;
+            }
+            self.slots.set(i, s);
+        }
+        Ok(())
+    }
+
+    /// Frees slot `i`, shifting back the slots after it that may move closer to their home,
+    /// so that every group stays reachable from its home and no tombstone is left.
+    fn free_slot(&mut self, i: usize) {
+        let mask = self.mask();
+        let (mut hole, mut j) = (i, i);
+        loop {
+            j = (j + 1) & mask;
+            let s = self.slots.get(j);
+            if s.is_free() {
+                break;
+            }
+            // It may fill the hole when its home is not after the hole (cyclically).
+            let home = self.home(s.hash());
+            if j.wrapping_sub(home) & mask >= j.wrapping_sub(hole) & mask {
+                self.slots.set(hole, s);
+                hole = j;
+            }
+        }
+        self.slots.set(hole, Slot::FREE);
+        self.groups -= 1;
+    }
+
+    /// Room in the list of older rows for rows `a` and `b`.
+    fn older_room(&mut self, a: u32, b: u32) -> Result<()> {
+        let want = a.max(b) as usize + 1;
+        if want > self.older.len() {
+            let grown = want.max(self.older.len() * 2).max(64);
+            self.older.try_resize(grown, NONE)?;
+        }
+        Ok(())
+    }
+
+    /// Makes `pos` the newest row of the group in slot `i`; the list of older rows has room
+    /// for it and the group's newest row.
+    fn push_newest(&mut self, i: usize, pos: u32) {
+        let mut s = self.slots.get(i);
+        if !s.more() {
+            self.older.set(s.row as usize, NONE);
+        }
+        self.older.set(pos as usize, s.row);
+        s.row = pos;
+        s.tag |= MORE;
+        self.slots.set(i, s);
+    }
+
+    /// Whether some row has key `image`.
     #[inline]
-    pub fn contains(&self, image: &[u8]) -> bool {
-        self.group(image).is_some()
+    pub fn contains(&self, image: &[u8], rows: &impl Keys) -> Result<bool> {
+        Ok(self.group(image, rows)?.is_some())
     }
 
     /// Adds `pos` under `image` as the newest row of its key. `absent`: the caller knows no
     /// row has this key (a unique key it checked), so there is no group to look for.
-    pub fn insert(&mut self, image: &[u8], pos: Pos, absent: bool) -> Result<()> {
-        let h = hash_image(image);
-        // The key is copied only for a new group: rows with a key already there add no
-        // allocation beyond their own entry.
-        let existing = match absent {
-            true => None,
-            false => self.groups.find_mut(h, keyed(image)),
-        };
-        if let Some(g) = existing {
-            let more = g
-                .more
-                .get_or_insert_with(|| AVec::new_in(self.arena.clone()));
-            more.try_reserve(1)?;
-            more.push(pos);
-        } else {
-            self.room_for_a_group()?;
-            let group = Group {
-                key: KeyImage::new(image, &self.arena)?,
-                first: pos,
-                more: None,
-            };
-            self.groups.insert_unique(h, group, rehash);
+    pub fn insert(&mut self, image: &[u8], pos: Pos, absent: bool, rows: &impl Keys) -> Result<()> {
+        let id = row_id(pos)?;
+        if !absent {
+            if let Some(i) = self.group(image, rows)? {
+                self.older_room(id, self.slots.get(i).row)?;
+                self.push_newest(i, id);
+                self.entries += 1;
+                return Ok(());
+            }
         }
-        self.entries += 1;
+        let h = tag_of(image);
+        self.room_for_a_group()?;
+        let mask = self.mask();
+        let mut i = self.home(h);
+        while !self.slots.get(i).is_free() {
+            i = (i + 1) & mask;
+        }
+        self.fill(Vacancy { slot: i, hash: h }, id);
         Ok(())
     }
 
-    /// Adds the row `store` makes as the only row of key `image`, for a key that refuses
-    /// duplicates, with one probe: `None` (and `store` is not called) when a row has the key.
-    pub fn insert_unique_with(
-        &mut self,
-        image: &[u8],
-        store: impl FnOnce() -> Result<Pos>,
-    ) -> Result<Option<Pos>> {
-        let h = hash_image(image);
+    /// Where key `image` goes when no row has it, with one probe: None when a row has it.
+    /// Nothing may change the index before the vacancy is [`fill`](Self::fill)ed.
+    pub fn vacancy(&mut self, image: &[u8], rows: &impl Keys) -> Result<Option<Vacancy>> {
+        let h = tag_of(image);
         self.room_for_a_group()?;
-        let Entry::Vacant(slot) = self.groups.entry(h, keyed(image), rehash) else {
-            return Ok(None);
-        };
-        // The key is copied before the row is stored, so a failure leaves nothing behind.
-        let key = KeyImage::new(image, &self.arena)?;
-        let pos = store()?;
-        slot.insert(Group {
-            key,
-            first: pos,
-            more: None,
-        });
-        self.entries += 1;
-        Ok(Some(pos))
+        Ok(match self.probe(image, h, rows)? {
+            Probe::Found(_) => None,
+            Probe::Vacant(slot) => Some(Vacancy { slot, hash: h }),
+        })
     }
 
-    /// Removes `pos` from under `image`; false if it was not there.
+    /// Puts row `pos`, the first of its key, in vacancy `v` (see [`vacancy`](Self::vacancy));
+    /// `TableFull` for a position past [`MAX_POS`].
+    pub fn fill_vacancy(&mut self, v: Vacancy, pos: Pos) -> Result<()> {
+        let id = row_id(pos)?;
+        self.fill(v, id);
+        Ok(())
+    }
+
+    fn fill(&mut self, v: Vacancy, id: u32) {
+        debug_assert!(self.slots.get(v.slot).is_free(), "a vacancy is free");
+        self.slots.set(
+            v.slot,
+            Slot {
+                row: id,
+                tag: v.hash,
+            },
+        );
+        self.groups += 1;
+        self.entries += 1;
+    }
+
+    /// Removes `pos` from under `image`; false if it was not there. Allocates nothing.
     pub fn remove(&mut self, image: &[u8], pos: Pos) -> bool {
-        let Ok(mut entry) = self.groups.find_entry(hash_image(image), keyed(image)) else {
+        let Ok(id) = row_id(pos) else {
             return false;
         };
-        let g = entry.get_mut();
-        let Some(i) = (0..g.len()).rev().find(|&i| g.row(i) == Some(pos)) else {
+        let Some((i, prev)) = self.group_of_row(tag_of(image), id) else {
             return false;
         };
-        if !g.remove(i) {
-            entry.remove();
+        let mut s = self.slots.get(i);
+        let next = match s.more() {
+            true => self.older.get(id as usize),
+            false => NONE,
+        };
+        match prev {
+            None if next == NONE => self.free_slot(i),
+            None => {
+                s.row = next;
+                if self.older.get(next as usize) == NONE {
+                    s.tag &= !MORE;
+                }
+                self.slots.set(i, s);
+            }
+            Some(prev) => {
+                self.older.set(prev as usize, next);
+                if prev == s.row && next == NONE {
+                    s.tag &= !MORE;
+                    self.slots.set(i, s);
+                }
+            }
         }
         self.entries -= 1;
         true
@@ -274,60 +404,85 @@ impl HashIndex {
     /// Makes `pos` the newest row of key `image`, as taking it out and adding it again would,
     /// without allocating; false if it is not there.
     pub fn make_newest(&mut self, image: &[u8], pos: Pos) -> bool {
-        let Some(g) = self.groups.find_mut(hash_image(image), keyed(image)) else {
+        let Ok(id) = row_id(pos) else {
             return false;
         };
-        let Some(i) = (0..g.len()).find(|&i| g.row(i) == Some(pos)) else {
+        let Some((i, prev)) = self.group_of_row(tag_of(image), id) else {
             return false;
         };
-        let first = g.first;
-        if let Some(more) = g.more.as_mut().filter(|m| !m.is_empty()) {
-            if i == 0 {
-                // [first, m0 .. mk] becomes [m0 .. mk, first].
-                g.first = more[0];
-                more.rotate_left(1);
-                *more.last_mut().expect("not empty") = first;
-            } else {
-                more[i - 1..].rotate_left(1);
-            }
+        if let Some(prev) = prev {
+            // Out of its place in the list (which has room for it), then first.
+            self.older.set(prev as usize, self.older.get(id as usize));
+            let mut s = self.slots.get(i);
+            self.older.set(id as usize, s.row);
+            s.row = id;
+            self.slots.set(i, s);
         }
         true
     }
 
+    /// The rows of the group in slot `i`, newest first.
+    fn rows_of(&self, i: Option<usize>) -> RowsOfKey<'_> {
+        let (next, more) = match i.map(|i| self.slots.get(i)) {
+            Some(s) => (s.row, s.more()),
+            None => (NONE, false),
+        };
+        RowsOfKey {
+            index: self,
+            next,
+            more,
+        }
+    }
+
     /// The rows with key `image`, newest first.
-    pub fn lookup(&self, image: &[u8]) -> impl Iterator<Item = Pos> + '_ {
-        self.group(image).into_iter().flat_map(Group::newest_first)
+    pub fn lookup(&self, image: &[u8], rows: &impl Keys) -> Result<RowsOfKey<'_>> {
+        Ok(self.rows_of(self.group(image, rows)?))
     }
 
     /// The newest row with key `image` (the first [`lookup`](Self::lookup) returns).
     #[inline(always)]
-    pub fn newest(&self, image: &[u8]) -> Option<Pos> {
-        self.group(image)
-            .map(|g| g.more().last().copied().unwrap_or(g.first))
+    pub fn newest(&self, image: &[u8], rows: &impl Keys) -> Result<Option<Pos>> {
+        Ok(self
+            .group(image, rows)?
+            .map(|i| Pos::from(self.slots.get(i).row)))
     }
 
     /// The row after `pos` among the rows with key `image` (newest first). When `pos` is no
     /// longer there (deleted mid-scan), `at` — how many rows came before it — says where to
     /// resume.
-    pub fn next_after(&self, image: &[u8], pos: Pos, at: usize) -> Option<(Pos, usize)> {
-        let g = self.group(image)?;
-        let newest_first = |i: usize| g.len().checked_sub(i + 1).and_then(|j| g.row(j));
-        let i = match (0..g.len()).find(|&i| newest_first(i) == Some(pos)) {
+    pub fn next_after(
+        &self,
+        image: &[u8],
+        pos: Pos,
+        at: usize,
+        rows: &impl Keys,
+    ) -> Result<Option<(Pos, usize)>> {
+        let group = self.group(image, rows)?;
+        let i = match self.rows_of(group).position(|p| p == pos) {
             Some(i) => i + 1,
             None => at,
         };
-        newest_first(i).map(|p| (p, i))
+        Ok(self.rows_of(group).nth(i).map(|p| (p, i)))
     }
 
-    /// Drops every entry; the table keeps its room (in the arena) for the next ones.
+    /// Drops every entry; the index keeps its arrays (in the arena) for the next ones.
     pub fn clear(&mut self) {
-        self.groups.clear();
+        self.slots.fill(Slot::FREE);
+        self.groups = 0;
         self.entries = 0;
     }
 
     /// Entries in the index (one per row).
     pub fn entries(&self) -> u64 {
         self.entries
+    }
+
+    /// The newest row of each key.
+    fn newest_rows(&self) -> impl Iterator<Item = Pos> + '_ {
+        self.slots
+            .iter()
+            .filter(|s| !s.is_free())
+            .map(|s| Pos::from(s.row))
     }
 
     /// HEAP's `hash_buckets`: how many chains its linear hash has for these keys when the table
@@ -341,104 +496,190 @@ impl HashIndex {
         // Every chain's number, sorted: the distinct ones are the chains (memory for them is
         // asked for, and may be refused, before any is taken).
         let mut chains = Vec::new();
-        chains.try_reserve_exact(self.groups.len())?;
-        for g in self.groups.iter() {
-            chains.push(hp_mask(heap_hash(g.first)?, blength, records));
+        chains.try_reserve_exact(self.groups)?;
+        for p in self.newest_rows() {
+            chains.push(hp_mask(heap_hash(p)?, blength, records));
         }
         chains.sort_unstable();
         chains.dedup();
         Ok(chains.len() as u64)
     }
 
-    /// Checks the invariants; panics on a violation.
+    /// Checks the invariants; panics on a violation. (That each row is found under its own
+    /// key the table checks, with its rows.)
     pub fn debug_check_consistency(&self) {
+        self.slots.debug_check_consistency();
+        self.older.debug_check_consistency();
         let mut seen = HashSet::new();
-        let mut n = 0u64;
-        for g in self.groups.iter() {
-            assert_eq!(
-                self.group(g.key.as_slice()).map(|f| f as *const Group),
-                Some(g as *const Group),
-                "every group is found by its key"
-            );
-            for p in g.newest_first() {
-                assert!(seen.insert(p), "row {p} is in the index once");
+        let (mut groups, mut n) = (0, 0u64);
+        let mask = self.mask();
+        for (j, s) in self.slots.iter().enumerate() {
+            if s.is_free() {
+                continue;
             }
-            n += g.len() as u64;
+            groups += 1;
+            let mut i = self.home(s.hash());
+            while i != j {
+                assert!(
+                    !self.slots.get(i).is_free(),
+                    "slot {j} is reachable from its home"
+                );
+                i = (i + 1) & mask;
+            }
+            let rows: Vec<Pos> = self.rows_of(Some(j)).collect();
+            assert_eq!(s.more(), rows.len() > 1, "slot {j}: the more bit");
+            for p in rows {
+                assert!(seen.insert(p), "row {p} is in the index once");
+                n += 1;
+            }
         }
+        assert_eq!(groups, self.groups, "group count");
         assert_eq!(n, self.entries, "entry count");
+        assert!(
+            self.slots.is_empty() || self.groups < self.slots.len(),
+            "a free slot ends every probe"
+        );
+    }
+}
+
+/// The rows of one key, newest first (see [`HashIndex::lookup`]).
+#[derive(Debug)]
+pub struct RowsOfKey<'a> {
+    index: &'a HashIndex,
+    next: u32,
+    more: bool,
+}
+
+impl Iterator for RowsOfKey<'_> {
+    type Item = Pos;
+
+    fn next(&mut self) -> Option<Pos> {
+        if self.next == NONE {
+            return None;
+        }
+        let p = self.next;
+        self.next = match self.more {
+            true => self.index.older.get(p as usize),
+            false => NONE,
+        };
+        Some(Pos::from(p))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+
+    /// Rows as a map from position to key image.
+    #[derive(Default)]
+    struct Rows(RefCell<HashMap<Pos, Vec<u8>>>);
+
+    impl Keys for Rows {
+        fn has_key(&self, pos: Pos, image: &[u8]) -> Result<bool> {
+            Ok(self.0.borrow().get(&pos).is_some_and(|k| k == image))
+        }
+    }
+
+    impl Rows {
+        fn put(&self, h: &mut HashIndex, image: &[u8], pos: Pos, absent: bool) -> Result<()> {
+            self.0.borrow_mut().insert(pos, image.to_vec());
+            h.insert(image, pos, absent, self)
+        }
+
+        fn lookup(&self, h: &HashIndex, image: &[u8]) -> Vec<Pos> {
+            h.lookup(image, self).unwrap().collect()
+        }
+    }
+
+    fn arena() -> Arena {
+        Arena::new(16, 0, u64::MAX)
+    }
 
     #[test]
     fn a_row_made_newest_comes_first() {
-        let mut h = HashIndex::new(&Arena::new(16, 0, u64::MAX));
+        let (mut h, rows) = (HashIndex::new(&arena()), Rows::default());
         for p in [4, 7, 9] {
-            h.insert(b"k", p, false).unwrap();
+            rows.put(&mut h, b"k", p, false).unwrap();
         }
-        assert_eq!(h.lookup(b"k").collect::<Vec<_>>(), [9, 7, 4]);
+        assert_eq!(rows.lookup(&h, b"k"), [9, 7, 4]);
         assert!(h.make_newest(b"k", 4));
-        assert_eq!(h.lookup(b"k").collect::<Vec<_>>(), [4, 9, 7]);
+        assert_eq!(rows.lookup(&h, b"k"), [4, 9, 7]);
         assert!(h.make_newest(b"k", 9));
-        assert_eq!(h.lookup(b"k").collect::<Vec<_>>(), [9, 4, 7]);
+        assert_eq!(rows.lookup(&h, b"k"), [9, 4, 7]);
         assert!(h.make_newest(b"k", 9));
-        assert_eq!(h.lookup(b"k").collect::<Vec<_>>(), [9, 4, 7]);
+        assert_eq!(rows.lookup(&h, b"k"), [9, 4, 7]);
         assert!(!h.make_newest(b"k", 5));
         assert!(!h.make_newest(b"x", 9));
         h.debug_check_consistency();
     }
 
     #[test]
-    fn at_its_limit_an_index_reuses_the_room_of_removed_keys() {
+    fn at_its_limit_an_index_uses_the_room_of_removed_keys() {
         use crate::alloc::Meter;
         let arena = Arena::try_new(16, 0, u64::MAX, Meter::try_new(256 << 10).unwrap()).unwrap();
-        let mut h = HashIndex::new(&arena);
+        let (mut h, rows) = (HashIndex::new(&arena), Rows::default());
         let key = |i: u64| (i * 7919).to_le_bytes();
         let mut n = 0;
-        while h.insert(&key(n), n, true).is_ok() {
+        while rows.put(&mut h, &key(n), n, true).is_ok() {
             n += 1;
         }
         assert!(crate::alloc::refusal::take(), "refused by the limit");
-        assert!(n > 500, "{n} keys");
+        assert!(n > 5_000, "{n} keys");
         for i in 0..n / 4 {
             assert!(h.remove(&key(i), i));
         }
         // A larger array would pass the limit: the same one holds the new keys.
         for i in n..n + n / 4 {
-            h.insert(&key(i), i, true).unwrap();
+            rows.put(&mut h, &key(i), i, true).unwrap();
         }
         assert!(!crate::alloc::refusal::take());
         assert_eq!(h.entries(), n);
         for i in n / 4..n + n / 4 {
-            assert_eq!(h.newest(&key(i)), Some(i));
+            assert_eq!(h.newest(&key(i), &rows).unwrap(), Some(i));
         }
         h.debug_check_consistency();
     }
 
     #[test]
     fn equal_keys_come_newest_first_and_keep_order_after_deletes() {
-        let mut h = HashIndex::new(&Arena::new(16, 0, u64::MAX));
+        let (mut h, rows) = (HashIndex::new(&arena()), Rows::default());
         for p in 0..4 {
-            h.insert(b"k", p, false).unwrap();
+            rows.put(&mut h, b"k", p, false).unwrap();
         }
-        h.insert(b"j", 9, true).unwrap();
-        assert_eq!(h.lookup(b"k").collect::<Vec<_>>(), [3, 2, 1, 0]);
+        rows.put(&mut h, b"j", 9, true).unwrap();
+        assert_eq!(rows.lookup(&h, b"k"), [3, 2, 1, 0]);
+        let newest = |k: &[u8]| h.newest(k, &rows).unwrap();
         assert_eq!(
-            (h.newest(b"k"), h.newest(b"j"), h.newest(b"x")),
+            (newest(b"k"), newest(b"j"), newest(b"x")),
             (Some(3), Some(9), None)
         );
         assert!(h.remove(b"k", 2));
         assert!(!h.remove(b"k", 2));
-        assert_eq!(h.lookup(b"k").collect::<Vec<_>>(), [3, 1, 0]);
+        assert_eq!(rows.lookup(&h, b"k"), [3, 1, 0]);
         // Row 2 was deleted while a scan stood on it, after one row (3) had been read.
-        assert_eq!(h.next_after(b"k", 2, 1), Some((1, 1)));
-        assert_eq!(h.next_after(b"k", 1, 1), Some((0, 2)));
-        assert_eq!(h.next_after(b"k", 0, 2), None);
+        let next = |p, at| h.next_after(b"k", p, at, &rows).unwrap();
+        assert_eq!(next(2, 1), Some((1, 1)));
+        assert_eq!(next(1, 1), Some((0, 2)));
+        assert_eq!(next(0, 2), None);
         h.debug_check_consistency();
         assert_eq!(h.entries(), 4);
+    }
+
+    #[test]
+    fn a_million_int_keys_take_under_heaps_24_bytes_a_row() {
+        let arena = arena();
+        let (mut h, rows) = (HashIndex::new(&arena), Rows::default());
+        for p in 0..1_000_000u64 {
+            let key = (p as u32).to_be_bytes();
+            rows.0.borrow_mut().insert(p, key.to_vec());
+            h.insert(&key, p, true, &rows).unwrap();
+        }
+        assert!(arena.bytes() < 24 * 1_000_000, "{} bytes", arena.bytes());
+        assert_eq!(h.newest(&77u32.to_be_bytes(), &rows).unwrap(), Some(77));
+        h.debug_check_consistency();
     }
 
     #[test]
@@ -461,15 +702,76 @@ mod tests {
 
     #[test]
     fn buckets_count_distinct_chain_positions() {
-        let mut h = HashIndex::new(&Arena::new(16, 0, u64::MAX));
+        let (mut h, rows) = (HashIndex::new(&arena()), Rows::default());
         // Hashes 1 and 5 share position 1 of a 4-row table (blength 8, 5 & 7 = 5 >= 4 -> 1).
-        h.insert(b"a", 0, true).unwrap();
-        h.insert(b"b", 1, true).unwrap();
-        h.insert(b"c", 2, true).unwrap();
-        h.insert(b"c", 3, false).unwrap();
+        rows.put(&mut h, b"a", 0, true).unwrap();
+        rows.put(&mut h, b"b", 1, true).unwrap();
+        rows.put(&mut h, b"c", 2, true).unwrap();
+        rows.put(&mut h, b"c", 3, false).unwrap();
         let heap_hash = |p: Pos| Ok([1, 5, 2, 2][p as usize]);
         assert_eq!(h.hash_buckets(4, heap_hash).unwrap(), 2);
         h.clear();
         assert_eq!(h.hash_buckets(0, heap_hash).unwrap(), 0);
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Insert(u8),
+        Remove(usize),
+        MakeNewest(usize),
+        Clear,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            8 => any::<u8>().prop_map(Op::Insert),
+            5 => any::<usize>().prop_map(Op::Remove),
+            2 => any::<usize>().prop_map(Op::MakeNewest),
+            1 => Just(Op::Clear),
+        ]
+    }
+
+    proptest! {
+        /// Against a model: a vector of (key, row) pairs, oldest first. Few distinct keys
+        /// (equal keys share groups) whose images collide in their low bits often.
+        #[test]
+        fn behaves_as_a_list_of_rows_per_key(ops in prop::collection::vec(op(), 1..400)) {
+            let (mut h, rows) = (HashIndex::new(&arena()), Rows::default());
+            let mut model: Vec<(u8, Pos)> = Vec::new();
+            let mut next_pos = 0;
+            let image = |k: u8| vec![k % 37, 0, 0, 1];
+            for op in ops {
+                match op {
+                    Op::Insert(k) => {
+                        rows.put(&mut h, &image(k), next_pos, false).unwrap();
+                        model.push((k % 37, next_pos));
+                        next_pos += 1;
+                    }
+                    Op::Remove(i) if !model.is_empty() => {
+                        let (k, p) = model.remove(i % model.len());
+                        prop_assert!(h.remove(&image(k), p));
+                        prop_assert!(!h.remove(&image(k), p));
+                    }
+                    Op::MakeNewest(i) if !model.is_empty() => {
+                        let e = model.remove(i % model.len());
+                        prop_assert!(h.make_newest(&image(e.0), e.1));
+                        model.push(e);
+                    }
+                    Op::Clear => {
+                        h.clear();
+                        model.clear();
+                    }
+                    _ => {}
+                }
+                h.debug_check_consistency();
+                prop_assert_eq!(h.entries(), model.len() as u64);
+            }
+            for k in 0..37u8 {
+                let want: Vec<Pos> =
+                    model.iter().rev().filter(|e| e.0 == k).map(|e| e.1).collect();
+                prop_assert_eq!(rows.lookup(&h, &image(k)), want.clone());
+                prop_assert_eq!(h.contains(&image(k), &rows).unwrap(), !want.is_empty());
+            }
+        }
     }
 }

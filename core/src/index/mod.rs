@@ -1,9 +1,11 @@
 //! A table's indexes: one [`Index`] per key, HASH or BTREE, each mapping key images
-//! ([`crate::key`]) to row positions.
+//! ([`crate::key`]) to row positions. A HASH index compares keys with its table's stored rows
+//! ([`rows`]).
 
 pub mod btree;
 pub mod hash;
 pub mod rbtree;
+pub mod rows;
 
 use crate::alloc::Arena;
 use crate::error::Result;
@@ -11,6 +13,7 @@ use crate::key::{Algorithm, KeyDef};
 use crate::records::Pos;
 pub use btree::{BtreeIndex, Entry, EntryRef, Find, RangeEnd};
 pub use hash::HashIndex;
+pub use rows::{Keys, RowKeys};
 
 #[derive(Debug)]
 pub enum Index {
@@ -27,17 +30,18 @@ impl Index {
         }
     }
 
-    pub fn contains(&self, image: &[u8]) -> bool {
+    /// Whether some row has key `image`; `rows` are the table's.
+    pub fn contains(&self, image: &[u8], rows: &impl Keys) -> Result<bool> {
         match self {
-            Index::Hash(h) => h.contains(image),
-            Index::Btree(b) => b.contains(image),
+            Index::Hash(h) => h.contains(image, rows),
+            Index::Btree(b) => Ok(b.contains(image)),
         }
     }
 
     /// Adds row `pos` under `image`; `absent`: no row has this key (the caller checked).
-    pub fn insert(&mut self, image: &[u8], pos: Pos, absent: bool) -> Result<()> {
+    pub fn insert(&mut self, image: &[u8], pos: Pos, absent: bool, rows: &impl Keys) -> Result<()> {
         match self {
-            Index::Hash(h) => h.insert(image, pos, absent),
+            Index::Hash(h) => h.insert(image, pos, absent, rows),
             Index::Btree(b) => b.insert(image, pos),
         }
     }
