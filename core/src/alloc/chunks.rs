@@ -1,29 +1,39 @@
 //! An array in an arena whose pieces never pass the block size: [`ChunkVec`].
 //!
-//! A large index structure (a hash index's slots, the links between rows of equal keys) is one
-//! logical array. Asked of the arena as one piece it would take one block as large as the
-//! whole array, far past [`MAX_BLOCK`]. Here it is a list of chunks of at most `MAX_BLOCK`
-//! bytes: item `i` is in chunk `i >> shift`, and the first chunk grows as a vector does until
-//! it is full, so a small array takes a small piece.
+//! A large index structure (a hash index's slots, a tree's nodes, the links between rows of
+//! equal keys) is one logical array. Asked of the arena as one piece it would take one block
+//! as large as the whole array, far past [`MAX_BLOCK`]. Here it is a list of chunks of at most
+//! `BYTES` bytes: item `i` is in chunk `i >> shift`, and the first chunk grows as a vector does
+//! until it is full, so a small array takes a small piece.
+//!
+//! Two sizes serve two shapes. An array that is made whole and replaced by one twice as large
+//! (a hash index's slots) has chunks of up to [`MAX_BLOCK`]: pieces that large have blocks of
+//! their own, which go back as soon as the old array goes. An array that only grows (a tree's
+//! nodes) has chunks of [`SMALL_MAX`], carved from the arena's blocks, and grows a chunk at a
+//! time: nothing is copied or freed, and a table at its limit is full within a chunk of it.
 
+use super::arena::SMALL_MAX;
 use super::policy::MAX_BLOCK;
 use super::Arena;
 use crate::error::Result;
 use allocator_api2::vec::Vec as AVec;
 
-/// Items of `T` in chunks of at most [`MAX_BLOCK`] bytes, from an arena.
+/// Items of `T` in chunks of at most `BYTES` bytes, from an arena.
 #[derive(Debug)]
-pub struct ChunkVec<T> {
+pub struct ChunkVec<T, const BYTES: usize = MAX_BLOCK> {
     chunks: AVec<AVec<T, Arena>, Arena>,
     len: usize,
 }
 
-impl<T: Copy> ChunkVec<T> {
+/// A [`ChunkVec`] that only grows: chunks carved from the arena's blocks.
+pub type GrowingVec<T> = ChunkVec<T, SMALL_MAX>;
+
+impl<T: Copy, const BYTES: usize> ChunkVec<T, BYTES> {
     /// log2 of the items in a full chunk.
-    const SHIFT: u32 = (MAX_BLOCK / std::mem::size_of::<T>()).trailing_zeros();
+    const SHIFT: u32 = (BYTES / std::mem::size_of::<T>()).ilog2();
     const MASK: usize = (1 << Self::SHIFT) - 1;
 
-    pub fn new(arena: &Arena) -> ChunkVec<T> {
+    pub fn new(arena: &Arena) -> Self {
         ChunkVec {
             chunks: AVec::new_in(arena.clone()),
             len: 0,
@@ -31,7 +41,7 @@ impl<T: Copy> ChunkVec<T> {
     }
 
     /// `len` items of `value`, or `OutOfMemory` (the arena refused a piece).
-    pub fn try_filled(len: usize, value: T, arena: &Arena) -> Result<ChunkVec<T>> {
+    pub fn try_filled(len: usize, value: T, arena: &Arena) -> Result<Self> {
         let mut v = ChunkVec::new(arena);
         v.try_resize(len, value)?;
         Ok(v)
@@ -48,6 +58,16 @@ impl<T: Copy> ChunkVec<T> {
     #[inline(always)]
     pub fn get(&self, i: usize) -> T {
         self.chunks[i >> Self::SHIFT][i & Self::MASK]
+    }
+
+    #[inline(always)]
+    pub fn at(&self, i: usize) -> &T {
+        &self.chunks[i >> Self::SHIFT][i & Self::MASK]
+    }
+
+    #[inline(always)]
+    pub fn at_mut(&mut self, i: usize) -> &mut T {
+        &mut self.chunks[i >> Self::SHIFT][i & Self::MASK]
     }
 
     #[inline(always)]
@@ -96,6 +116,29 @@ impl<T: Copy> ChunkVec<T> {
         Ok(())
     }
 
+    /// Makes the array longer, new items `value`: twice as long while it is one chunk (at
+    /// least `first` items), then by a chunk. When that is refused (the table's limit), by an
+    /// eighth, so that a table is full near its limit and not a doubling before it. On
+    /// `OutOfMemory` it is as before.
+    pub fn try_grow(&mut self, first: usize, value: T) -> Result<()> {
+        let full = Self::MASK + 1;
+        let len = match self.len {
+            n if n < full => (n * 2).clamp(first.min(full), full),
+            n => n + full,
+        };
+        let Err(e) = self.try_resize(len, value) else {
+            return Ok(());
+        };
+        let smaller = self.len + (self.len / 8).max(first).min(full - self.len % full);
+        if smaller >= len {
+            return Err(e);
+        }
+        self.try_resize(smaller, value)?;
+        // The refusal was answered: no write finds the table full for it.
+        super::refusal::take();
+        Ok(())
+    }
+
     /// The items, in order.
     pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
         self.chunks.iter().flat_map(|c| c.iter().copied())
@@ -111,7 +154,7 @@ impl<T: Copy> ChunkVec<T> {
         );
         for (n, c) in self.chunks.iter().enumerate() {
             assert!(
-                c.capacity() * std::mem::size_of::<T>() <= MAX_BLOCK,
+                c.capacity() * std::mem::size_of::<T>() <= BYTES.min(MAX_BLOCK),
                 "chunk {n} fits a block"
             );
             if n + 1 < self.chunks.len() {

@@ -4,7 +4,7 @@
 use super::{Handler, State};
 use crate::cursor::{Bound, BoundFlag, Cursor};
 use crate::error::{Error, Result};
-use crate::index::{Entry, EntryRef, Find, Index, RangeEnd};
+use crate::index::{Entry, Find, Index, Keys, RangeEnd};
 use crate::key::KeyDef;
 use crate::records::Pos;
 use crate::table::Table;
@@ -48,13 +48,14 @@ fn land(h: &mut State, table: &Table, out: &mut [u8], pos: Pos) -> Result<()> {
     Ok(())
 }
 
-/// Puts the cursor on `e`, reusing its image buffer when it already is on a BTREE entry.
-fn move_btree_cursor(cursor: &mut Cursor, e: EntryRef<'_>) -> Result<()> {
+/// Puts the cursor on row `pos`'s entry, reusing its image buffer when it already is on a
+/// BTREE entry.
+fn move_btree_cursor(cursor: &mut Cursor, pos: Pos, rows: &impl Keys) -> Result<()> {
     match cursor {
-        Cursor::Btree { entry } => entry.set(e),
+        Cursor::Btree { entry } => entry.move_to(pos, rows),
         _ => {
             *cursor = Cursor::Btree {
-                entry: Entry::new(e)?,
+                entry: Entry::of_row(pos, rows)?,
             };
             Ok(())
         }
@@ -92,13 +93,17 @@ impl<L> Handler<L> {
                 pos
             }
             Index::Hash(_) => None,
-            Index::Btree(tree) => match find.and_then(|how| tree.find(&h.key.bytes, how)) {
-                Some(e) => {
-                    move_btree_cursor(&mut h.cursor, e)?;
-                    Some(e.1)
+            Index::Btree(tree) => {
+                let rows = table.row_keys(index);
+                let pos = match find {
+                    Some(how) => tree.find(&h.key.bytes, how, &rows)?,
+                    None => None,
+                };
+                if let Some(pos) = pos {
+                    move_btree_cursor(&mut h.cursor, pos, &rows)?;
                 }
-                None => None,
-            },
+                pos
+            }
         };
         let Some(pos) = found else {
             h.cursor = match idx {
@@ -131,15 +136,16 @@ impl<L> Handler<L> {
                     })
             }
             (Cursor::Btree { entry }, Index::Btree(tree)) => {
-                let e = if forward {
-                    tree.next(entry.as_ref())
+                let rows = table.row_keys(h.cursor_key);
+                let p = if forward {
+                    tree.next(entry.as_ref(), &rows)?
                 } else {
-                    tree.prev(entry.as_ref())
+                    tree.prev(entry.as_ref(), &rows)?
                 };
-                match e {
-                    Some(e) => {
-                        entry.set(e)?;
-                        Some(e.1)
+                match p {
+                    Some(p) => {
+                        entry.move_to(p, &rows)?;
+                        Some(p)
                     }
                     None => {
                         replace = Some(Cursor::BtreeEdge { after: forward });
@@ -148,17 +154,18 @@ impl<L> Handler<L> {
                 }
             }
             (Cursor::BtreeMissed, Index::Btree(tree)) => {
+                let rows = table.row_keys(h.cursor_key);
                 let how = if forward {
                     Find::KeyOrNext
                 } else {
                     Find::BeforeKey
                 };
-                match tree.find(&h.key.bytes, how) {
-                    Some(e) => {
+                match tree.find(&h.key.bytes, how, &rows)? {
+                    Some(p) => {
                         replace = Some(Cursor::Btree {
-                            entry: Entry::new(e)?,
+                            entry: Entry::of_row(p, &rows)?,
                         });
-                        Some(e.1)
+                        Some(p)
                     }
                     None => {
                         replace = Some(Cursor::BtreeEdge { after: forward });
@@ -167,12 +174,13 @@ impl<L> Handler<L> {
                 }
             }
             (Cursor::BtreeEdge { after }, Index::Btree(tree)) if *after != forward => {
+                let rows = table.row_keys(h.cursor_key);
                 match if forward { tree.first() } else { tree.last() } {
-                    Some(e) => {
+                    Some(p) => {
                         replace = Some(Cursor::Btree {
-                            entry: Entry::new(e)?,
+                            entry: Entry::of_row(p, &rows)?,
                         });
-                        Some(e.1)
+                        Some(p)
                     }
                     None => None,
                 }
@@ -198,13 +206,13 @@ impl<L> Handler<L> {
         };
         h.cursor_key = index;
         h.seen_key_version = table.key_version();
-        let e = if first { tree.first() } else { tree.last() };
-        let Some(e) = e else {
+        let pos = if first { tree.first() } else { tree.last() };
+        let Some(pos) = pos else {
             h.cursor = Cursor::BtreeEdge { after: first };
             return Err(Error::EndOfFile);
         };
-        move_btree_cursor(&mut h.cursor, e)?;
-        land(h, &table, out, e.1)
+        move_btree_cursor(&mut h.cursor, pos, &table.row_keys(index))?;
+        land(h, &table, out, pos)
     }
 
     /// `handler::records_in_range`: rows between two bounds. BTREE keys give MEMORY's estimate
@@ -227,7 +235,7 @@ impl<L> Handler<L> {
                     range_end(&lo, KeyExact, AfterKey),
                     range_end(&hi, AfterKey, BeforeKey),
                 ) {
-                    (Ok(min), Ok(max)) => Ok(tree.records_in_range(min, max)),
+                    (Ok(min), Ok(max)) => tree.records_in_range(min, max, &table.row_keys(index)),
                     _ => Ok(u64::MAX),
                 }
             }
@@ -655,7 +663,7 @@ mod tests {
         // AFTER_KEY and BEFORE_KEY a maximum's.
         let tree = |h: &mut Handler<()>, min: Option<RangeEnd<'_>>, max: Option<RangeEnd<'_>>| {
             h.with_table(|t| match t.index(BTREE)?.1 {
-                Index::Btree(b) => Ok(b.records_in_range(min, max)),
+                Index::Btree(b) => b.records_in_range(min, max, &t.row_keys(BTREE)),
                 Index::Hash(_) => unreachable!(),
             })
             .unwrap()

@@ -22,15 +22,13 @@
 //! passes the block size.
 
 use super::rows::Keys;
-use crate::alloc::chunks::ChunkVec;
+use super::MAX_POS;
+use crate::alloc::chunks::{ChunkVec, GrowingVec};
 use crate::alloc::Arena;
 use crate::error::{Error, Result};
 use crate::key::{hp_blength, hp_mask};
 use crate::records::Pos;
 use std::collections::HashSet;
-
-/// The highest row position an index holds (positions are kept in 32 bits).
-pub const MAX_POS: Pos = (u32::MAX - 1) as Pos;
 
 /// "No row": a free slot's row, the end of a list of older rows.
 const NONE: u32 = u32::MAX;
@@ -85,7 +83,7 @@ pub struct HashIndex {
     groups: usize,
     /// For each row of a group with more than one row (by position), the next older row of
     /// its key, or NONE after the oldest.
-    older: ChunkVec<u32>,
+    older: GrowingVec<u32>,
     entries: u64,
 }
 
@@ -143,7 +141,7 @@ impl HashIndex {
             slots: ChunkVec::new(arena),
             bits: 0,
             groups: 0,
-            older: ChunkVec::new(arena),
+            older: GrowingVec::new(arena),
             entries: 0,
         }
     }
@@ -286,9 +284,8 @@ impl HashIndex {
     /// Room in the list of older rows for rows `a` and `b`.
     fn older_room(&mut self, a: u32, b: u32) -> Result<()> {
         let want = a.max(b) as usize + 1;
-        if want > self.older.len() {
-            let grown = want.max(self.older.len() * 2).max(64);
-            self.older.try_resize(grown, NONE)?;
+        while self.older.len() < want {
+            self.older.try_grow(64, NONE)?;
         }
         Ok(())
     }
@@ -570,22 +567,12 @@ impl Iterator for RowsOfKey<'_> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use std::cell::RefCell;
-    use std::collections::HashMap;
 
-    /// Rows as a map from position to key image.
-    #[derive(Default)]
-    struct Rows(RefCell<HashMap<Pos, Vec<u8>>>);
-
-    impl Keys for Rows {
-        fn has_key(&self, pos: Pos, image: &[u8]) -> Result<bool> {
-            Ok(self.0.borrow().get(&pos).is_some_and(|k| k == image))
-        }
-    }
+    use crate::index::rows::Images as Rows;
 
     impl Rows {
         fn put(&self, h: &mut HashIndex, image: &[u8], pos: Pos, absent: bool) -> Result<()> {
-            self.0.borrow_mut().insert(pos, image.to_vec());
+            self.set(pos, image);
             h.insert(image, pos, absent, self)
         }
 
@@ -674,7 +661,7 @@ mod tests {
         let (mut h, rows) = (HashIndex::new(&arena), Rows::default());
         for p in 0..1_000_000u64 {
             let key = (p as u32).to_be_bytes();
-            rows.0.borrow_mut().insert(p, key.to_vec());
+            rows.set(p, &key);
             h.insert(&key, p, true, &rows).unwrap();
         }
         assert!(arena.bytes() < 24 * 1_000_000, "{} bytes", arena.bytes());

@@ -15,6 +15,9 @@ pub use btree::{BtreeIndex, Entry, EntryRef, Find, RangeEnd};
 pub use hash::HashIndex;
 pub use rows::{Keys, RowKeys};
 
+/// The highest row position an index holds (positions are kept in 32 bits).
+pub const MAX_POS: Pos = (u32::MAX - 1) as Pos;
+
 #[derive(Debug)]
 pub enum Index {
     Hash(HashIndex),
@@ -34,7 +37,7 @@ impl Index {
     pub fn contains(&self, image: &[u8], rows: &impl Keys) -> Result<bool> {
         match self {
             Index::Hash(h) => h.contains(image, rows),
-            Index::Btree(b) => Ok(b.contains(image)),
+            Index::Btree(b) => b.contains(image, rows),
         }
     }
 
@@ -42,7 +45,7 @@ impl Index {
     pub fn insert(&mut self, image: &[u8], pos: Pos, absent: bool, rows: &impl Keys) -> Result<()> {
         match self {
             Index::Hash(h) => h.insert(image, pos, absent, rows),
-            Index::Btree(b) => b.insert(image, pos),
+            Index::Btree(b) => b.insert(image, pos, rows),
         }
     }
 
@@ -54,10 +57,11 @@ impl Index {
         }
     }
 
-    pub fn remove(&mut self, image: &[u8], pos: Pos) -> bool {
+    /// Removes row `pos` from under `image`; false if it was not there.
+    pub fn remove(&mut self, image: &[u8], pos: Pos, rows: &impl Keys) -> Result<bool> {
         match self {
-            Index::Hash(h) => h.remove(image, pos),
-            Index::Btree(b) => b.remove(image, pos),
+            Index::Hash(h) => Ok(h.remove(image, pos)),
+            Index::Btree(b) => b.remove(image, pos, rows),
         }
     }
 
@@ -75,10 +79,11 @@ impl Index {
         }
     }
 
-    pub fn debug_check_consistency(&self) {
+    /// Checks the invariants (with the table's `rows`); panics on a violation.
+    pub fn debug_check_consistency(&self, rows: &impl Keys) {
         match self {
             Index::Hash(h) => h.debug_check_consistency(),
-            Index::Btree(b) => b.debug_check_consistency(),
+            Index::Btree(b) => b.debug_check_consistency(rows),
         }
     }
 }

@@ -1,16 +1,25 @@
-//! What an index reads of its table's rows. A HASH index keeps no key of its own: as HEAP's,
-//! it holds row positions and compares a key with the key of a stored row ([`Keys`]).
+//! What an index reads of its table's rows. An index keeps little or nothing of its keys: a
+//! HASH index, as HEAP's, holds row positions and compares a key with the key of a stored row;
+//! a BTREE index keeps the first bytes of each key and reads the rest from the row ([`Keys`]).
 
 use crate::error::{Error, Result};
 use crate::key::{bytes_eq, Image, KeyDef};
 use crate::records::Pos;
 use crate::row_store::RowStore;
 use std::cell::RefCell;
+use std::cmp::Ordering;
 
 /// The keys of a table's stored rows under one index.
 pub trait Keys {
     /// Whether row `pos` has the key whose image is `image`.
     fn has_key(&self, pos: Pos, image: &[u8]) -> Result<bool>;
+
+    /// How the image of row `pos`'s key, cut to `image`'s length (a key prefix's), orders
+    /// against `image`.
+    fn cmp_key(&self, pos: Pos, image: &[u8]) -> Result<Ordering>;
+
+    /// The image of row `pos`'s key, into `out`.
+    fn key_image(&self, pos: Pos, out: &mut Vec<u8>) -> Result<()>;
 }
 
 /// [`Keys`] of the rows of a [`RowStore`] under key `def`.
@@ -36,7 +45,16 @@ thread_local! {
 }
 
 impl RowKeys<'_> {
-    fn has_key_with(&self, pos: Pos, image: &[u8], s: &mut Scratch) -> Result<bool> {
+    /// Runs `f` on the image of row `pos`'s key.
+    fn with_image<T>(&self, pos: Pos, f: impl FnOnce(&[u8]) -> T) -> Result<T> {
+        SCRATCH.with(|s| match s.try_borrow_mut() {
+            Ok(mut s) => self.image_with(pos, f, &mut s),
+            // Not reached (a compare calls no other); buffers of its own then.
+            Err(_) => self.image_with(pos, f, &mut Scratch::default()),
+        })
+    }
+
+    fn image_with<T>(&self, pos: Pos, f: impl FnOnce(&[u8]) -> T, s: &mut Scratch) -> Result<T> {
         let Scratch {
             rec,
             blobs,
@@ -50,20 +68,67 @@ impl RowKeys<'_> {
             self.store.stored(pos).ok_or(Error::RecordDeleted)?
         };
         self.def.image_of_record_into(record, own)?;
-        let same = bytes_eq(&own.bytes, image);
+        let r = f(&own.bytes);
         // A BLOB's room is not kept past the compare.
         crate::alloc::trim(blobs, self.rec_len);
-        Ok(same)
+        Ok(r)
     }
 }
 
 impl Keys for RowKeys<'_> {
     #[inline]
     fn has_key(&self, pos: Pos, image: &[u8]) -> Result<bool> {
-        SCRATCH.with(|s| match s.try_borrow_mut() {
-            Ok(mut s) => self.has_key_with(pos, image, &mut s),
-            // Not reached (a compare calls no other); buffers of its own then.
-            Err(_) => self.has_key_with(pos, image, &mut Scratch::default()),
-        })
+        self.with_image(pos, |own| bytes_eq(own, image))
+    }
+
+    #[inline]
+    fn cmp_key(&self, pos: Pos, image: &[u8]) -> Result<Ordering> {
+        self.with_image(pos, |own| own[..image.len().min(own.len())].cmp(image))
+    }
+
+    fn key_image(&self, pos: Pos, out: &mut Vec<u8>) -> Result<()> {
+        self.with_image(pos, |own| {
+            out.clear();
+            out.try_reserve(own.len())?;
+            out.extend_from_slice(own);
+            Ok(())
+        })?
+    }
+}
+
+/// Rows for an index's tests: a map from position to key image.
+#[cfg(test)]
+#[derive(Default)]
+pub struct Images(pub RefCell<std::collections::HashMap<Pos, Vec<u8>>>);
+
+#[cfg(test)]
+impl Images {
+    fn of(&self, pos: Pos) -> Result<Vec<u8>> {
+        self.0
+            .borrow()
+            .get(&pos)
+            .cloned()
+            .ok_or(Error::RecordDeleted)
+    }
+
+    pub fn set(&self, pos: Pos, image: &[u8]) {
+        self.0.borrow_mut().insert(pos, image.to_vec());
+    }
+}
+
+#[cfg(test)]
+impl Keys for Images {
+    fn has_key(&self, pos: Pos, image: &[u8]) -> Result<bool> {
+        Ok(self.of(pos)? == image)
+    }
+
+    fn cmp_key(&self, pos: Pos, image: &[u8]) -> Result<Ordering> {
+        let own = self.of(pos)?;
+        Ok(own[..image.len().min(own.len())].cmp(image))
+    }
+
+    fn key_image(&self, pos: Pos, out: &mut Vec<u8>) -> Result<()> {
+        *out = self.of(pos)?;
+        Ok(())
     }
 }

@@ -56,6 +56,61 @@ pub fn table_with_max_rows(max_rows: u64) -> Table {
     )
 }
 
+/// `[null bits][a: i32][v: VARCHAR(60), one length byte]`, rows stored at their length, a
+/// UNIQUE HASH key and a BTREE key on `a`: an update that lengthens `v` needs memory.
+#[allow(dead_code)]
+pub fn packed_table() -> Table {
+    use rheap_core::row::{RowFormat, VarField, VarKind};
+    let a = KeySeg {
+        kind: SegKind::Int {
+            bytes: 4,
+            signed: true,
+        },
+        start: 1,
+        length: 4,
+        null: Some((0, 1)),
+        reverse: false,
+    };
+    let key = |algorithm, unique| KeyDef::new(algorithm, unique, false, vec![a.clone()], 5);
+    let varchar = VarField {
+        offset: 5,
+        kind: VarKind::Varchar {
+            len_bytes: 1,
+            max: 60,
+        },
+    };
+    Table::new(
+        TableDef {
+            rec_len: PACKED_REC,
+            max_rows: 0,
+            min_rows: 0,
+            max_table_size: 1 << 30,
+            limit_by: rheap_core::limits::LimitBy::Heap,
+            auto_increment: 0,
+            keys: vec![key(Algorithm::Hash, true), key(Algorithm::Btree, false)],
+            auto_key: None,
+            tmp_table: true,
+            format: RowFormat::new(PACKED_REC, vec![varchar]).unwrap(),
+            heap_lengths: false,
+        },
+        0,
+    )
+}
+
+#[allow(dead_code)]
+pub const PACKED_REC: usize = 1 + 4 + 1 + 60;
+
+/// A row of [`packed_table`]: `v` is `len` bytes.
+#[allow(dead_code)]
+pub fn packed_row(a: i32, len: usize) -> Vec<u8> {
+    let mut r = vec![0u8];
+    r.extend_from_slice(&a.to_le_bytes());
+    r.push(len as u8);
+    r.resize(6 + len, b'v');
+    r.resize(PACKED_REC, 0);
+    r
+}
+
 pub fn row(a: i32, b: u8) -> Vec<u8> {
     let mut r = vec![0u8];
     r.extend_from_slice(&a.to_le_bytes());
