@@ -11,8 +11,7 @@
 //! ([`Keys`]). An image of at most `HEAD` bytes (integer, date and short keys) is all there.
 
 use super::rbtree::RbTree;
-use super::rows::Keys;
-use super::MAX_POS;
+use super::rows::{Keys, MAX_POS};
 use crate::alloc::Arena;
 use crate::error::{Error, Result};
 use crate::records::Pos;

@@ -21,8 +21,7 @@
 //! after it back, so no tombstone is ever left. Both arrays are [`ChunkVec`]s: no piece
 //! passes the block size.
 
-use super::rows::Keys;
-use super::MAX_POS;
+use super::rows::{Keys, MAX_POS};
 use crate::alloc::chunks::{ChunkVec, GrowingVec};
 use crate::alloc::Arena;
 use crate::error::{Error, Result};

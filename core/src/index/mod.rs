@@ -13,10 +13,7 @@ use crate::key::{Algorithm, KeyDef};
 use crate::records::Pos;
 pub use btree::{BtreeIndex, Entry, EntryRef, Find, RangeEnd};
 pub use hash::HashIndex;
-pub use rows::{Keys, RowKeys};
-
-/// The highest row position an index holds (positions are kept in 32 bits).
-pub const MAX_POS: Pos = (u32::MAX - 1) as Pos;
+pub use rows::{Keys, RowKeys, MAX_POS};
 
 #[derive(Debug)]
 pub enum Index {

@@ -9,6 +9,9 @@ use crate::row_store::RowStore;
 use std::cell::RefCell;
 use std::cmp::Ordering;
 
+/// The highest row position an index holds (positions are kept in 32 bits).
+pub const MAX_POS: Pos = (u32::MAX - 1) as Pos;
+
 /// The keys of a table's stored rows under one index.
 pub trait Keys {
     /// Whether row `pos` has the key whose image is `image`.
