@@ -3,14 +3,18 @@
 //! the one at which the statement no longer fails, the statement must fail with "out of
 //! resources" (or "table is full"), the table must stay consistent and usable, internal
 //! temporary tables must leave nothing behind, and the server must stay up with no internal
-//! error in its log. The shipped (release) plugin must not have the variable at all.
+//! error in its log. The shipped (release) plugin must not have the variable at all. With
+//! `rheap_debug_fail_nth_alloc` (the Nth allocation of any kind fails), every statement fails
+//! cleanly or succeeds, and rheap's three counts of its memory (`Rheap_memory_used`,
+//! performance_schema's `memory/rheap/block`, the session's `Memory_used`) come back to where
+//! they were.
 
 use anyhow::{bail, ensure, Result};
 use mysql::prelude::Queryable;
 use mysql::Conn;
 use rheap_harness::plugin;
 use rheap_harness::server::{Options, Server};
-use rheap_harness::sql::global_status;
+use rheap_harness::sql::{global_status, session_status};
 
 /// ER_OUT_OF_RESOURCES (HA_ERR_OUT_OF_MEM), ER_OUTOFMEMORY, ER_RECORD_FILE_FULL.
 const ACCEPTED: [u16; 3] = [1041, 1037, 1114];
@@ -332,6 +336,166 @@ fn any_failed_allocation_fails_the_statement_not_the_server() -> Result<()> {
     ensure!(
         global_status(&mut c, "Rheap_tables_live")? == live,
         "a table is left"
+    );
+    no_internal_errors(&server)
+}
+
+/// rheap's memory as three counts: `Rheap_memory_used`, performance_schema's current bytes of
+/// `memory/rheap/block`, and this session's `Memory_used` (the server's count, which holds an
+/// internal table's blocks while its statement runs).
+fn memory_counts(c: &mut Conn) -> Result<(u64, u64, u64)> {
+    let rheap = global_status(c, "Rheap_memory_used")?;
+    let ps = count(
+        c,
+        "SELECT CURRENT_NUMBER_OF_BYTES_USED FROM \
+         performance_schema.memory_summary_global_by_event_name \
+         WHERE EVENT_NAME = 'memory/rheap/block'",
+    )?;
+    let session = session_status(c, "Memory_used")?;
+    Ok((rheap, ps, session))
+}
+
+#[test]
+fn failed_allocations_leave_every_count_of_memory_where_it_was() -> Result<()> {
+    // How many allocations to fail, one at a time, per statement.
+    const UP_TO: i64 = 40;
+    let dir = plugin::failpoints_dir()?;
+    // No cache of free blocks: a block given back goes back to the server's allocator, and
+    // leaves all three counts.
+    let server = Server::start(Options {
+        plugin_dir: Some(dir),
+        args: vec![
+            "--plugin-load-add=ha_rheap.so".into(),
+            "--rheap-block-cache-size=0".into(),
+            "--performance-schema=ON".into(),
+            "--performance-schema-instrument=memory/rheap/%=ON".into(),
+        ],
+        ..Options::default()
+    })?;
+    let mut c = server.conn()?;
+    c.query_drop("CREATE TABLE seq (i INT PRIMARY KEY) ENGINE=InnoDB")?;
+    c.query_drop("SET SESSION max_recursive_iterations = 1000000")?;
+    c.query_drop(
+        "INSERT INTO seq WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s \
+         WHERE n < 3000) SELECT n FROM s",
+    )?;
+    c.query_drop(
+        "CREATE TABLE f (id INT NOT NULL PRIMARY KEY, b INT NOT NULL, \
+         v VARCHAR(200) CHARACTER SET utf8mb4 NOT NULL, t TEXT, \
+         KEY kb (b) USING BTREE, KEY kv (v)) ENGINE=RHEAP",
+    )?;
+    c.query_drop(
+        "INSERT INTO f SELECT i, i % 97, CONCAT(REPEAT('é', i % 40), i % 300), \
+         REPEAT('t', i % 700) FROM seq WHERE i <= 1000",
+    )?;
+    // Statements whose memory is all their internal tables': each path of an internal table
+    // (GROUP BY, DISTINCT, UNION, materialised subqueries, derived tables, information_schema
+    // tables with BLOBs) and reads through each kind of key.
+    let statements = [
+        "SELECT SQL_SMALL_RESULT i % 1009 AS g, COUNT(*) FROM seq GROUP BY g",
+        "SELECT DISTINCT SQL_SMALL_RESULT v FROM f",
+        "SELECT COUNT(*) FROM (SELECT i % 301 AS a FROM seq UNION SELECT b FROM f) AS d",
+        "SELECT * FROM f WHERE id IN (SELECT b FROM f WHERE v LIKE 'é%')",
+        "SELECT d.g, COUNT(*) FROM (SELECT b AS g, t FROM f GROUP BY b, t) d GROUP BY d.g",
+        "SHOW FULL COLUMNS FROM f",
+        "SELECT TABLE_NAME, COLUMN_TYPE, COLUMN_DEFAULT FROM information_schema.COLUMNS \
+         WHERE TABLE_SCHEMA = 'test' ORDER BY COLUMN_TYPE",
+        "SELECT * FROM f FORCE INDEX (kb) WHERE b BETWEEN 3 AND 9 ORDER BY b",
+        "SELECT * FROM f FORCE INDEX (kv) WHERE v = 'éé2'",
+    ];
+    let mut failed_statements = 0;
+    for sql in statements {
+        // Once first: what the session and the server keep after a statement's first run
+        // (caches, buffers) is there before the counts are taken.
+        with_nth_failing(&mut c, -1, sql)?;
+        let start = memory_counts(&mut c)?;
+        ensure!(
+            start.0 == start.1,
+            "{sql}: Rheap_memory_used {} and performance_schema's {} differ",
+            start.0,
+            start.1
+        );
+        let mut failures = 0;
+        for n in 1..=UP_TO {
+            if !with_nth_failing(&mut c, n, sql)? {
+                failures += 1;
+            }
+            let now = memory_counts(&mut c)?;
+            ensure!(
+                now == start,
+                "{sql} with allocation {n} failing: (Rheap_memory_used, P_S, Memory_used) \
+                 {now:?}, {start:?} before"
+            );
+        }
+        eprintln!("{sql}: {failures} of {UP_TO} failed, every count back");
+        failed_statements += usize::from(failures > 0);
+    }
+    ensure!(
+        failed_statements >= statements.len() / 2,
+        "only {failed_statements} of {} statements met a failing allocation",
+        statements.len()
+    );
+    // Writes into a named table: each run on a new copy `w` of `f`, the Nth allocation of the
+    // write failing; the table is then whole, the counts agree, and once it is dropped all
+    // three are back where they were before it was made.
+    let writes = [
+        ("", "INSERT INTO w SELECT * FROM f"),
+        (
+            "INSERT INTO w SELECT * FROM f",
+            "UPDATE w SET b = b + 1, v = CONCAT(v, 'u'), t = CONCAT(t, REPEAT('y', 500)) \
+             WHERE id <= 600",
+        ),
+        (
+            "INSERT INTO w SELECT * FROM f",
+            "DELETE FROM w WHERE id <= 300",
+        ),
+    ];
+    for (fill, sql) in writes {
+        let mut failures = 0;
+        for n in 1..=UP_TO {
+            let start = memory_counts(&mut c)?;
+            c.query_drop("CREATE TABLE w LIKE f")?;
+            if !fill.is_empty() {
+                c.query_drop(fill)?;
+            }
+            failures += usize::from(!with_nth_failing(&mut c, n, sql)?);
+            let (rheap, ps, _) = memory_counts(&mut c)?;
+            ensure!(
+                rheap == ps,
+                "{sql} with allocation {n} failing: Rheap_memory_used {rheap}, P_S {ps}"
+            );
+            // The table is whole: a scan and each key find the same rows.
+            let rows = count(&mut c, "SELECT COUNT(*) FROM w")?;
+            for check in [
+                "SELECT COUNT(*) FROM w FORCE INDEX (kb) WHERE b BETWEEN -2147483648 AND 2147483647",
+                "SELECT COUNT(*) FROM w AS a STRAIGHT_JOIN w AS b FORCE INDEX (PRIMARY) \
+                 ON b.id = a.id",
+                "SELECT COUNT(*) FROM w AS a STRAIGHT_JOIN w AS b FORCE INDEX (kv) \
+                 ON b.v = a.v AND b.id = a.id",
+            ] {
+                let found = count(&mut c, check)?;
+                ensure!(found == rows, "{check}: {found} rows, a scan finds {rows}");
+            }
+            c.query_drop("DROP TABLE w")?;
+            let now = memory_counts(&mut c)?;
+            ensure!(
+                now == start,
+                "{sql} with allocation {n} failing, then DROP: (Rheap_memory_used, P_S, \
+                 Memory_used) {now:?}, {start:?} before the table was made"
+            );
+        }
+        eprintln!("{sql}: {failures} of {UP_TO} failed, every count back after DROP");
+        ensure!(
+            failures > 0 || sql.starts_with("DELETE"),
+            "{sql}: never failed"
+        );
+    }
+    let before_f = memory_counts(&mut c)?;
+    c.query_drop("DROP TABLE f")?;
+    let (rheap, ps, _) = memory_counts(&mut c)?;
+    ensure!(
+        rheap == ps && rheap < before_f.0,
+        "after DROP: Rheap_memory_used {rheap}, P_S {ps} (before {before_f:?})"
     );
     no_internal_errors(&server)
 }

@@ -3,8 +3,10 @@
 //!
 //! Inside `mariadbd` the plugin installs [`Source`] functions that call the server's
 //! `my_malloc`/`my_free` under rheap's own performance_schema memory key, so the memory shows
-//! in `performance_schema.memory_summary_*` and in the server's `Memory_used`. Every block is
-//! aligned to [`ALIGN`] bytes whatever the source gives.
+//! in `performance_schema.memory_summary_*` and in the server's `Memory_used`. A block is
+//! asked for with exactly its size, so that all three count the same bytes: `my_malloc`
+//! returns memory aligned to [`ALIGN`] (8) bytes, which every structure rheap keeps in its
+//! blocks needs at most; a source that gave less would fail the allocation.
 
 use crate::status::{self, Counter};
 use std::alloc::Layout;
@@ -13,8 +15,8 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::OnceLock;
 
-/// The alignment of every block.
-pub const ALIGN: usize = 16;
+/// The alignment of every block, and the most any piece of one has.
+pub const ALIGN: usize = 8;
 
 /// The functions that allocate and free system memory.
 #[derive(Debug, Clone, Copy)]
@@ -109,10 +111,8 @@ pub fn may_allocate() -> bool {
 /// [`RawBlock::free`] (the cache does that; dropping one leaks it).
 #[derive(Debug)]
 pub struct RawBlock {
-    /// What the source returned.
+    /// What the source returned: the block's first byte.
     base: NonNull<u8>,
-    /// The aligned start of the usable bytes.
-    ptr: NonNull<u8>,
     size: usize,
 }
 
@@ -126,20 +126,24 @@ unsafe impl Sync for RawBlock {}
 impl RawBlock {
     /// `size` usable bytes from the system, or None.
     pub fn alloc(size: usize) -> Option<RawBlock> {
-        let total = size.checked_add(ALIGN)?;
+        let layout = Layout::from_size_align(size.max(1), ALIGN).ok()?;
         let base = match SOURCE.get() {
-            // SAFETY: the installed source returns NULL or `total` writable bytes.
-            Some(s) => unsafe { (s.alloc)(total).cast::<u8>() },
+            // SAFETY: the installed source returns NULL or `size` writable bytes.
+            Some(s) => unsafe { (s.alloc)(layout.size()).cast::<u8>() },
             // SAFETY: the layout has a non-zero size.
-            None => unsafe { std::alloc::alloc(Layout::from_size_align(total, ALIGN).ok()?) },
+            None => unsafe { std::alloc::alloc(layout) },
         };
-        let base = NonNull::new(base)?;
-        let pad = base.as_ptr().align_offset(ALIGN);
-        // SAFETY: pad < ALIGN, and the allocation has ALIGN extra bytes, so the result stays
-        // inside it.
-        let ptr = unsafe { base.add(pad) };
+        let block = RawBlock {
+            base: NonNull::new(base)?,
+            size,
+        };
+        if base.align_offset(ALIGN) != 0 {
+            // Not reached with my_malloc; a block less aligned is refused, not misused.
+            block.free();
+            return None;
+        }
         status::add(Counter::BlocksAllocated, 1);
-        Some(RawBlock { base, ptr, size })
+        Some(block)
     }
 
     /// Gives the memory back to the system.
@@ -152,14 +156,14 @@ impl RawBlock {
             None => unsafe {
                 std::alloc::dealloc(
                     self.base.as_ptr(),
-                    Layout::from_size_align_unchecked(self.size + ALIGN, ALIGN),
+                    Layout::from_size_align_unchecked(self.size.max(1), ALIGN),
                 )
             },
         }
     }
 
     pub fn ptr(&self) -> NonNull<u8> {
-        self.ptr
+        self.base
     }
 
     pub fn size(&self) -> usize {

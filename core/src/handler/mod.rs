@@ -368,17 +368,29 @@ impl<L> Handler<L> {
         let (open, h) = self.parts()?;
         let table = open.read()?;
         let stats = table.stats();
-        let refresh = h.key_stat_version != table.key_stat_version();
+        let mut refresh = h.key_stat_version != table.key_stat_version();
         if refresh {
-            for (k, out) in rec_per_key.iter_mut().enumerate() {
-                let v = table.hash_rec_per_key(k)?;
-                if let Some(slot) = h.rec_per_key.get_mut(k) {
-                    *slot = v;
+            let mut fresh = || -> Result<()> {
+                for (k, out) in rec_per_key.iter_mut().enumerate() {
+                    let v = table.hash_rec_per_key(k)?;
+                    if let Some(slot) = h.rec_per_key.get_mut(k) {
+                        *slot = v;
+                    }
+                    *out = v.unwrap_or(0);
                 }
-                *out = v.unwrap_or(0);
+                Ok(())
+            };
+            match fresh() {
+                Ok(()) => {
+                    h.records_changed = 0;
+                    h.key_stat_version = table.key_stat_version();
+                }
+                // Estimates that could not be had for memory stay as they were, to be made
+                // at the next call: the rest (the row count, the key of a duplicate that the
+                // server is about to name) is still given.
+                Err(Error::OutOfMemory) => refresh = false,
+                Err(e) => return Err(e),
             }
-            h.records_changed = 0;
-            h.key_stat_version = table.key_stat_version();
         }
         h.stats_records = stats.records;
         Ok(Info {
