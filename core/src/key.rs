@@ -742,6 +742,34 @@ impl KeyDef {
         Ok(true)
     }
 
+    /// Whether record `rec` holds the very values of key `key` (key format, every segment),
+    /// byte for byte: then its image is `key`'s, and no weight need be computed to know it.
+    /// False says nothing (equal keys may differ in bytes under a collation).
+    pub fn record_holds_key(&self, rec: &[u8], key: &[u8]) -> bool {
+        let mut at = 0;
+        for s in &self.segs {
+            let (Ok(a), Ok((b, width))) = (
+                s.value_from_record(rec),
+                s.value_from_key(&key[at.min(key.len())..]),
+            ) else {
+                return false;
+            };
+            if a != b {
+                return false;
+            }
+            at += width;
+        }
+        true
+    }
+
+    /// Whether records `a` and `b` hold the same values of the key, byte for byte (as
+    /// [`record_holds_key`](Self::record_holds_key)).
+    pub fn records_hold_same_key(&self, a: &[u8], b: &[u8]) -> bool {
+        self.segs.iter().all(|s| {
+            matches!((s.value_from_record(a), s.value_from_record(b)), (Ok(x), Ok(y)) if x == y)
+        })
+    }
+
     /// Every byte of a record that the key's value is read from, as sorted ranges with no two
     /// touching: records equal on all of them have the same key ([`same_bytes`]).
     ///
@@ -1010,6 +1038,40 @@ pub mod tests {
         assert!(img(b"ab\0") < img(b"ab\x01"));
         assert!(img(b"ab") < img(b"abc"));
         assert_ne!(img(b"a"), img(b"a "));
+    }
+
+    #[test]
+    fn a_record_holds_a_key_when_its_bytes_are_the_keys() {
+        let ci = varchar_key(Arc::new(AsciiCi), 8);
+        let key = |s: &[u8]| {
+            let mut k = (s.len() as u16).to_le_bytes().to_vec();
+            k.extend_from_slice(s);
+            k.resize(10, 0);
+            k
+        };
+        assert!(ci.record_holds_key(&vrec(b"abc"), &key(b"abc")));
+        // Equal under the collation, other bytes: nothing said (the images decide).
+        assert!(!ci.record_holds_key(&vrec(b"abc"), &key(b"ABC")));
+        assert!(!ci.record_holds_key(&vrec(b"abc"), &key(b"abd")));
+        assert!(!ci.record_holds_key(&vrec(b"abc"), &key(b"ab")));
+        assert!(ci.records_hold_same_key(&vrec(b"x y"), &vrec(b"x y")));
+        assert!(!ci.records_hold_same_key(&vrec(b"x y"), &vrec(b"X y")));
+        // Integers, NULL included.
+        let int = KeyDef::new(Algorithm::Hash, false, false, vec![int_seg()], 5);
+        let rec = |v: Option<i32>| {
+            let mut r = vec![u8::from(v.is_none()); 5];
+            r[1..].copy_from_slice(&v.unwrap_or(0).to_le_bytes());
+            r
+        };
+        let k = |v: Option<i32>| {
+            let mut r = vec![u8::from(v.is_none())];
+            r.extend_from_slice(&v.unwrap_or(7).to_le_bytes());
+            r
+        };
+        assert!(int.record_holds_key(&rec(Some(-5)), &k(Some(-5))));
+        assert!(!int.record_holds_key(&rec(Some(-5)), &k(Some(5))));
+        assert!(int.record_holds_key(&rec(None), &k(None)));
+        assert!(!int.record_holds_key(&rec(None), &k(Some(0))));
     }
 
     #[test]

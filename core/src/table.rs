@@ -10,7 +10,7 @@
 use crate::alloc::meter::Part;
 use crate::alloc::{refusal, Arena, Meter};
 use crate::error::{Error, Result};
-use crate::index::{Index, RowKeys};
+use crate::index::{Index, Probe, RowKeys};
 use crate::key::{bytes_eq, Algorithm, Image, KeyDef, KeySeg};
 use crate::limits::{
     heap_row_size, index_bytes_per_row, rows_in_memory, BlockGeometry, HeapLedger, IndexLedger,
@@ -216,6 +216,7 @@ fn row_keys<'a>(store: &'a RowStore, def: &'a TableDef, k: usize) -> RowKeys<'a>
         store,
         def: &def.keys[k],
         rec_len: def.rec_len,
+        probe: Probe::Image,
     }
 }
 
@@ -483,7 +484,7 @@ impl Table {
     fn write_with(&mut self, row: &[u8], packed: &[u8], images: &mut Vec<Image>) -> Result<Pos> {
         let (count, new_block) = self.room_for(packed)?;
         self.fill_images(row, images)?;
-        if let Some(r) = self.write_one_unique_hash(packed, &images[..], count, new_block) {
+        if let Some(r) = self.write_one_unique_hash(row, packed, &images[..], count, new_block) {
             return r;
         }
         self.write_general(row, packed, images, count, new_block)
@@ -550,6 +551,7 @@ impl Table {
     /// finds a duplicate and places the new row. None: the table is not of that kind.
     fn write_one_unique_hash(
         &mut self,
+        row: &[u8],
         packed: &[u8],
         images: &[Image],
         count: u64,
@@ -564,7 +566,8 @@ impl Table {
         let Index::Hash(hash) = &mut self.indexes[0] else {
             return None;
         };
-        let vacancy = hash.vacancy(&img.bytes, &row_keys(&self.store, &self.def, 0));
+        let rows = row_keys(&self.store, &self.def, 0).for_record(row);
+        let vacancy = hash.vacancy(&img.bytes, &rows);
         let placed = vacancy.and_then(|vacancy| {
             let Some(vacancy) = vacancy else {
                 return Ok(None);

@@ -81,12 +81,14 @@ impl<L> Handler<L> {
         let table = open.read()?;
         let (def, idx) = table.index(index)?;
         let parts = def.parts_in_map(keypart_map);
-        def.image_of_key_into(key(def.key_format_len(parts))?, parts, &mut h.key)?;
+        let key_bytes = key(def.key_format_len(parts))?;
+        def.image_of_key_into(key_bytes, parts, &mut h.key)?;
         h.cursor_key = index;
         h.seen_key_version = table.key_version();
         let found = match idx {
             Index::Hash(hash) if parts == def.segs.len() => {
-                let pos = hash.newest(&h.key.bytes, &table.row_keys(index))?;
+                let rows = table.row_keys(index).for_key(key_bytes);
+                let pos = hash.newest(&h.key.bytes, &rows)?;
                 if let Some(pos) = pos {
                     h.cursor = Cursor::Hash { pos, at: 0 };
                 }

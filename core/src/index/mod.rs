@@ -13,7 +13,7 @@ use crate::key::{Algorithm, KeyDef};
 use crate::records::Pos;
 pub use btree::{BtreeIndex, Entry, EntryRef, Find, RangeEnd};
 pub use hash::HashIndex;
-pub use rows::{Keys, RowKeys, MAX_POS};
+pub use rows::{Keys, Probe, RowKeys, MAX_POS};
 
 #[derive(Debug)]
 pub enum Index {
