@@ -24,10 +24,17 @@ const ROWS: u64 = 8_000;
 const MAX_N: i64 = 400;
 
 fn failpoints_server() -> Result<Server> {
+    failpoints_server_with(&[])
+}
+
+/// A server with the failpoints plugin loaded and `args` besides.
+fn failpoints_server_with(args: &[&str]) -> Result<Server> {
     let dir = plugin::failpoints_dir()?;
+    let mut all = vec!["--plugin-load-add=ha_rheap.so".to_string()];
+    all.extend(args.iter().map(|a| a.to_string()));
     Server::start(Options {
         plugin_dir: Some(dir),
-        args: vec!["--plugin-load-add=ha_rheap.so".into()],
+        args: all,
         ..Options::default()
     })
 }
@@ -198,18 +205,26 @@ fn sql_rows(c: &mut Conn, sql: &str) -> Result<Vec<Vec<String>>> {
     Ok(rheap_harness::sql::query_cells(c, sql)?.1)
 }
 
-/// The rows of `f` found every way agree: a scan, each BTREE key over its whole range, and
-/// each HASH key by lookup of every row.
-fn consistent(c: &mut Conn) -> Result<u64> {
-    let rows = count(c, "SELECT COUNT(*) FROM f")?;
+/// The rows of `table` (made as `f` is) found every way agree: a scan, each BTREE key over
+/// its whole range, and each HASH key by lookup of every row.
+fn consistent(c: &mut Conn, table: &str) -> Result<u64> {
+    let rows = count(c, &format!("SELECT COUNT(*) FROM {table}"))?;
     for sql in [
-        "SELECT COUNT(*) FROM f FORCE INDEX (kb) WHERE b BETWEEN -2147483648 AND 2147483647",
-        "SELECT COUNT(*) FROM f FORCE INDEX (kd) WHERE v >= ''",
-        "SELECT COUNT(*) FROM f AS a STRAIGHT_JOIN f AS b FORCE INDEX (PRIMARY) ON b.id = a.id",
-        "SELECT COUNT(*) FROM f AS a STRAIGHT_JOIN f AS b FORCE INDEX (kv) \
-         ON b.v = a.v AND b.id = a.id",
+        format!(
+            "SELECT COUNT(*) FROM {table} FORCE INDEX (kb) \
+             WHERE b BETWEEN -2147483648 AND 2147483647"
+        ),
+        format!("SELECT COUNT(*) FROM {table} FORCE INDEX (kd) WHERE v >= ''"),
+        format!(
+            "SELECT COUNT(*) FROM {table} AS a STRAIGHT_JOIN {table} AS b \
+             FORCE INDEX (PRIMARY) ON b.id = a.id"
+        ),
+        format!(
+            "SELECT COUNT(*) FROM {table} AS a STRAIGHT_JOIN {table} AS b FORCE INDEX (kv) \
+             ON b.v = a.v AND b.id = a.id"
+        ),
     ] {
-        let n = count(c, sql)?;
+        let n = count(c, &sql)?;
         ensure!(n == rows, "{sql}: {n} rows, a scan finds {rows}");
     }
     Ok(rows)
@@ -307,7 +322,7 @@ fn any_failed_allocation_fails_the_statement_not_the_server() -> Result<()> {
                 failures += 1;
             }
             ensure!(count(&mut c, "SELECT 1")? == 1, "the server answers");
-            consistent(&mut c).map_err(|e| e.context(format!("after {sql} with {n}")))?;
+            consistent(&mut c, "f").map_err(|e| e.context(format!("after {sql} with {n}")))?;
             if sql.starts_with("TRUNCATE") {
                 c.query_drop(
                     "INSERT IGNORE INTO f SELECT i, i % 97, CONCAT('t', i) FROM seq WHERE i <= 300",
@@ -359,19 +374,13 @@ fn memory_counts(c: &mut Conn) -> Result<(u64, u64, u64)> {
 fn failed_allocations_leave_every_count_of_memory_where_it_was() -> Result<()> {
     // How many allocations to fail, one at a time, per statement.
     const UP_TO: i64 = 40;
-    let dir = plugin::failpoints_dir()?;
     // No cache of free blocks: a block given back goes back to the server's allocator, and
     // leaves all three counts.
-    let server = Server::start(Options {
-        plugin_dir: Some(dir),
-        args: vec![
-            "--plugin-load-add=ha_rheap.so".into(),
-            "--rheap-block-cache-size=0".into(),
-            "--performance-schema=ON".into(),
-            "--performance-schema-instrument=memory/rheap/%=ON".into(),
-        ],
-        ..Options::default()
-    })?;
+    let server = failpoints_server_with(&[
+        "--rheap-block-cache-size=0",
+        "--performance-schema=ON",
+        "--performance-schema-instrument=memory/rheap/%=ON",
+    ])?;
     let mut c = server.conn()?;
     c.query_drop("CREATE TABLE seq (i INT PRIMARY KEY) ENGINE=InnoDB")?;
     c.query_drop("SET SESSION max_recursive_iterations = 1000000")?;
@@ -382,7 +391,7 @@ fn failed_allocations_leave_every_count_of_memory_where_it_was() -> Result<()> {
     c.query_drop(
         "CREATE TABLE f (id INT NOT NULL PRIMARY KEY, b INT NOT NULL, \
          v VARCHAR(200) CHARACTER SET utf8mb4 NOT NULL, t TEXT, \
-         KEY kb (b) USING BTREE, KEY kv (v)) ENGINE=RHEAP",
+         KEY kb (b) USING BTREE, KEY kv (v), KEY kd (v DESC, b) USING BTREE) ENGINE=RHEAP",
     )?;
     c.query_drop(
         "INSERT INTO f SELECT i, i % 97, CONCAT(REPEAT('é', i % 40), i % 300), \
@@ -465,17 +474,7 @@ fn failed_allocations_leave_every_count_of_memory_where_it_was() -> Result<()> {
                 "{sql} with allocation {n} failing: Rheap_memory_used {rheap}, P_S {ps}"
             );
             // The table is whole: a scan and each key find the same rows.
-            let rows = count(&mut c, "SELECT COUNT(*) FROM w")?;
-            for check in [
-                "SELECT COUNT(*) FROM w FORCE INDEX (kb) WHERE b BETWEEN -2147483648 AND 2147483647",
-                "SELECT COUNT(*) FROM w AS a STRAIGHT_JOIN w AS b FORCE INDEX (PRIMARY) \
-                 ON b.id = a.id",
-                "SELECT COUNT(*) FROM w AS a STRAIGHT_JOIN w AS b FORCE INDEX (kv) \
-                 ON b.v = a.v AND b.id = a.id",
-            ] {
-                let found = count(&mut c, check)?;
-                ensure!(found == rows, "{check}: {found} rows, a scan finds {rows}");
-            }
+            consistent(&mut c, "w")?;
             c.query_drop("DROP TABLE w")?;
             let now = memory_counts(&mut c)?;
             ensure!(

@@ -247,15 +247,21 @@ impl HashIndex {
         let new = ChunkVec::try_filled(1 << bits, Slot::FREE, &self.arena)?;
         let old = std::mem::replace(&mut self.slots, new);
         self.bits = bits;
-        let mask = self.mask();
         for s in old.iter().filter(|s| !s.is_free()) {
-            let mut i = self.home(s.hash());
-            while !self.slots.get(i).is_free() {
-                i = (i + 1) & mask;
-            }
+            let i = self.first_free(s.hash());
             self.slots.set(i, s);
         }
         Ok(())
+    }
+
+    /// The first free slot on the probe of hash `h`: where a new group of it goes.
+    fn first_free(&self, h: u32) -> usize {
+        let mask = self.mask();
+        let mut i = self.home(h);
+        while !self.slots.get(i).is_free() {
+            i = (i + 1) & mask;
+        }
+        i
     }
 
     /// Frees slot `i`, shifting back the slots after it that may move closer to their home,
@@ -312,22 +318,28 @@ impl HashIndex {
     /// row has this key (a unique key it checked), so there is no group to look for.
     pub fn insert(&mut self, image: &[u8], pos: Pos, absent: bool, rows: &impl Keys) -> Result<()> {
         let id = row_id(pos)?;
-        if !absent {
-            if let Some(i) = self.group(image, rows)? {
-                self.older_room(id, self.slots.get(i).row)?;
-                self.push_newest(i, id);
-                self.entries += 1;
-                return Ok(());
+        let h = tag_of(image);
+        // Where the probe for the key ended, when it was made (it stays right unless the
+        // slots move to a larger array).
+        let mut vacant = None;
+        if !absent && self.groups > 0 {
+            match self.probe(image, h, rows)? {
+                Probe::Found(i) => {
+                    self.older_room(id, self.slots.get(i).row)?;
+                    self.push_newest(i, id);
+                    self.entries += 1;
+                    return Ok(());
+                }
+                Probe::Vacant(i) => vacant = Some(i),
             }
         }
-        let h = tag_of(image);
+        let bits = self.bits;
         self.room_for_a_group()?;
-        let mask = self.mask();
-        let mut i = self.home(h);
-        while !self.slots.get(i).is_free() {
-            i = (i + 1) & mask;
-        }
-        self.fill(Vacancy { slot: i, hash: h }, id);
+        let slot = match vacant {
+            Some(i) if self.bits == bits => i,
+            _ => self.first_free(h),
+        };
+        self.fill(Vacancy { slot, hash: h }, id);
         Ok(())
     }
 

@@ -4,14 +4,9 @@
 use rheap_core::key::{Algorithm, KeyDef, KeySeg, SegKind};
 use rheap_core::table::{Table, TableDef};
 
-pub fn table() -> Table {
-    table_with_max_rows(0)
-}
-
-/// The same table with MAX_ROWS (the fuzz target varies it: core/fuzz includes this file).
-#[allow(dead_code)]
-pub fn table_with_max_rows(max_rows: u64) -> Table {
-    let a = KeySeg {
+/// The key segment of `a`: a nullable INT at byte 1, its NULL bit in byte 0.
+fn a() -> KeySeg {
+    KeySeg {
         kind: SegKind::Int {
             bytes: 4,
             signed: true,
@@ -20,20 +15,31 @@ pub fn table_with_max_rows(max_rows: u64) -> Table {
         length: 4,
         null: Some((0, 1)),
         reverse: false,
-    };
+    }
+}
+
+/// A key of `segs`, its server key length derived from them.
+fn key(algorithm: Algorithm, unique: bool, segs: Vec<KeySeg>) -> KeyDef {
+    let key_length = segs
+        .iter()
+        .map(|s| s.length + usize::from(s.null.is_some()))
+        .sum();
+    KeyDef::new(algorithm, unique, false, segs, key_length)
+}
+
+pub fn table() -> Table {
+    table_with_max_rows(0)
+}
+
+/// The same table with MAX_ROWS (the fuzz target varies it: core/fuzz includes this file).
+#[allow(dead_code)]
+pub fn table_with_max_rows(max_rows: u64) -> Table {
     let b = KeySeg {
         kind: SegKind::Binary,
         start: 5,
         length: 1,
         null: None,
         reverse: false,
-    };
-    let key = |algorithm, unique, segs: Vec<KeySeg>| {
-        let key_length = segs
-            .iter()
-            .map(|s| s.length + usize::from(s.null.is_some()))
-            .sum();
-        KeyDef::new(algorithm, unique, false, segs, key_length)
     };
     Table::new(
         TableDef {
@@ -44,7 +50,7 @@ pub fn table_with_max_rows(max_rows: u64) -> Table {
             limit_by: rheap_core::limits::LimitBy::Heap,
             auto_increment: 0,
             keys: vec![
-                key(Algorithm::Hash, true, vec![a.clone()]),
+                key(Algorithm::Hash, true, vec![a()]),
                 key(Algorithm::Btree, false, vec![b]),
             ],
             auto_key: None,
@@ -61,17 +67,6 @@ pub fn table_with_max_rows(max_rows: u64) -> Table {
 #[allow(dead_code)]
 pub fn packed_table() -> Table {
     use rheap_core::row::{RowFormat, VarField, VarKind};
-    let a = KeySeg {
-        kind: SegKind::Int {
-            bytes: 4,
-            signed: true,
-        },
-        start: 1,
-        length: 4,
-        null: Some((0, 1)),
-        reverse: false,
-    };
-    let key = |algorithm, unique| KeyDef::new(algorithm, unique, false, vec![a.clone()], 5);
     let varchar = VarField {
         offset: 5,
         kind: VarKind::Varchar {
@@ -87,7 +82,10 @@ pub fn packed_table() -> Table {
             max_table_size: 1 << 30,
             limit_by: rheap_core::limits::LimitBy::Heap,
             auto_increment: 0,
-            keys: vec![key(Algorithm::Hash, true), key(Algorithm::Btree, false)],
+            keys: vec![
+                key(Algorithm::Hash, true, vec![a()]),
+                key(Algorithm::Btree, false, vec![a()]),
+            ],
             auto_key: None,
             tmp_table: true,
             format: RowFormat::new(PACKED_REC, vec![varchar]).unwrap(),
