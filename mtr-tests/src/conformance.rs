@@ -518,8 +518,9 @@ impl Report {
 /// Runs both passes over the whole suites (`extra` goes to both mtr runs after our arguments:
 /// test names narrow the run, options such as `--big-test` widen it), compares them against
 /// the list, prints the summary (its last line `N passed, N failed`) and writes every
-/// difference's failure report to [`differences_file`].
-pub fn run(extra: &[String]) -> Result<Report> {
+/// difference's failure report to [`differences_file`]. `table_size_limit` is the rheap pass's
+/// rheap_table_size_limit.
+pub fn run(table_size_limit: &str, extra: &[String]) -> Result<Report> {
     let started = Instant::now();
     let file = list_file();
     let accepted = Accepted::load(&file)?;
@@ -529,9 +530,10 @@ pub fn run(extra: &[String]) -> Result<Report> {
     let narrowed = extra.iter().any(|a| !a.starts_with('-'));
     println!(
         "conformance: the whole {} suites on a stock server, then with {} loaded and \
-         --rheap-takeover=ALL; {} accepted differences in {}",
+         --rheap-takeover=ALL and --rheap-table-size-limit={}; {} accepted differences in {}",
         SUITES.join(" and "),
         dir.join("ha_rheap.so").display(),
+        table_size_limit,
         accepted.len(),
         file.display()
     );
@@ -552,8 +554,8 @@ pub fn run(extra: &[String]) -> Result<Report> {
         format!("--plugin-dir={}", dir.display()),
         "--plugin-load-add=ha_rheap.so".into(),
         "--rheap-takeover=ALL".into(),
-        // Tables fill at MEMORY's row, as the stock results expect.
-        "--rheap-table-size-limit=HEAP".into(),
+        // HEAP: tables fill at MEMORY's row, as the stock results expect.
+        format!("--rheap-table-size-limit={table_size_limit}"),
         // information_schema.RHEAP_TABLES would show in information_schema's own listings
         // (main.information_schema): the comparison is of the engine.
         "--rheap-tables=OFF".into(),

@@ -128,3 +128,31 @@ fn past_the_budget_an_rheap_table_is_full_and_lowering_it_takes_nothing() -> Res
     ensure!(global_status(&mut c, "Rheap_memory_used")? < before_drop);
     Ok(())
 }
+
+/// A table that holds nothing always gets its first block, whatever the budget: a recursive
+/// CTE's increment table holds one row an iteration, and when the server finds it full and
+/// moves it to disk, that row is lost (MDEV-40803) and the recursion stops early.
+#[test]
+fn a_spent_budget_still_gives_a_new_table_its_first_block() -> Result<()> {
+    let server = Server::with_rheap()?;
+    let mut c = server.conn()?;
+    c.query_drop("SET SESSION max_recursive_iterations = 1000000")?;
+    c.query_drop("SET GLOBAL rheap_max_memory = 1048576")?;
+    let disk = session_status(&mut c, "Created_tmp_disk_tables")?;
+    let (rows, last): (u64, u64) = c
+        .query_first(
+            "WITH RECURSIVE q(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM q WHERE n < 60000) \
+             SELECT COUNT(*), MAX(n) FROM q",
+        )?
+        .context("no row")?;
+    ensure!(
+        session_status(&mut c, "Created_tmp_disk_tables")? > disk,
+        "the CTE's result table stayed in memory: the budget was not reached"
+    );
+    ensure!(
+        (rows, last) == (60000, 60000),
+        "the recursion returned {rows} rows up to {last}, not 60000"
+    );
+    c.query_drop("SET GLOBAL rheap_max_memory = DEFAULT")?;
+    Ok(())
+}

@@ -15,7 +15,6 @@
 //! blocks rather than give them here and take them back: it claims their bytes under the
 //! bound ([`BlockCache::claim`]), and they count as cached until the table serves again.
 
-use super::budget;
 use super::policy::{MAX_BLOCK, MIN_BLOCK};
 use super::system::{self, RawBlock};
 use crate::cpu::{Padded, PerCpu, MAX_PARTS};
@@ -152,10 +151,6 @@ impl BlockCache {
     /// system. None when the system has no memory (or the test switch says so).
     pub fn take(&self, size: usize) -> Option<RawBlock> {
         if !system::may_take_block() {
-            return None;
-        }
-        // Only the server's cache answers to the budget (a test's own cache counts nothing).
-        if self.counted && !budget::admits(size) {
             return None;
         }
         let cached = class(size).and_then(|c| {

@@ -129,13 +129,21 @@ impl Meter {
     }
 
     /// A block of `wanted` bytes (or smaller, see [`Meter`]) holding at least `at_least`, from
-    /// the server's cache; None when the limit refuses it (noted for the write,
-    /// [`super::refusal`]) or no memory can be had.
+    /// the server's cache; None when the table's limit or the server-wide budget
+    /// ([`super::budget`]) refuses it (noted for the write, [`super::refusal`]) or no memory
+    /// can be had.
+    ///
+    /// Neither refuses the first block of a table that holds none: a table can always hold a
+    /// row, as in HEAP. The server relies on that: a recursive CTE whose one-row increment
+    /// table is found full loses that row when the server moves the table to disk (MDEV-40803).
     pub fn take(&self, wanted: usize, at_least: usize) -> Option<RawBlock> {
         let Some(size) = self.admitted(wanted, at_least) else {
             super::refusal::note();
             return None;
         };
+        if self.bytes() != 0 && !super::budget::admits(size) {
+            return None;
+        }
         let block = cache::take(size)?;
         self.count(block.size(), true);
         Some(block)
@@ -192,6 +200,22 @@ mod tests {
         }
         index.give(d);
         assert_eq!((m.bytes(), m.blocks()), (0, 0));
+    }
+
+    #[test]
+    fn the_budget_refuses_growth_but_not_a_tables_first_block() {
+        let _g = crate::testing::counters_lock();
+        // A budget of one byte: nothing more fits once this table holds a block.
+        super::super::budget::set_thread_limit(Some(1));
+        let m = Meter::unlimited();
+        let first = m.take(4096, 8).expect("a table's first block");
+        assert!(m.take(4096, 8).is_none(), "growth past the budget");
+        assert!(crate::alloc::refusal::take());
+        super::super::budget::set_thread_limit(None);
+        let second = m.take(4096, 8).unwrap();
+        m.give(first);
+        m.give(second);
+        assert_eq!(m.bytes(), 0);
     }
 
     #[test]
