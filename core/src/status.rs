@@ -46,10 +46,14 @@ pub enum Counter {
     /// `Rheap_memory_budget_refusals`: blocks refused because rheap's memory would have
     /// passed `rheap_max_memory` ([`crate::alloc::budget`]); each made a table full.
     BudgetRefusals = 12,
+    /// `Rheap_heap_used`: bytes the plugin holds outside blocks (handler buffers, compare
+    /// scratch, definitions; [`crate::alloc::heap`]). Its slot is unused: [`get`] reads the
+    /// heap's own count.
+    HeapUsed = 13,
 }
 
 /// How many counters there are.
-pub const COUNTERS: usize = 13;
+pub const COUNTERS: usize = 14;
 
 impl Counter {
     /// The status variable's name, as `SHOW STATUS` shows it.
@@ -69,6 +73,7 @@ impl Counter {
             InternalTablesReused => c"Rheap_internal_tables_reused",
             SchemaTablesServed => c"Rheap_information_schema_tables",
             BudgetRefusals => c"Rheap_memory_budget_refusals",
+            HeapUsed => c"Rheap_heap_used",
         }
     }
 
@@ -89,6 +94,7 @@ impl Counter {
             InternalTablesReused,
             SchemaTablesServed,
             BudgetRefusals,
+            HeapUsed,
         ]
         .get(i)
         .copied()
@@ -135,6 +141,7 @@ pub fn raise_peak(n: u64) {
 pub fn get(c: Counter) -> u64 {
     match c {
         Counter::MemoryUsedPeak => PEAK.load(Ordering::Relaxed),
+        Counter::HeapUsed => crate::alloc::heap::used(),
         Counter::InternalTablesCreated => slot(c).wrapping_add(slot(Counter::InternalTablesReused)),
         _ => slot(c),
     }

@@ -11,3 +11,5 @@ pub mod error;
 // executables of this crate leave it out.
 #[cfg(not(test))]
 pub mod ffi;
+#[cfg(not(test))]
+pub mod heap;

@@ -22,9 +22,10 @@ fn code(r: mysql::Result<()>) -> Option<u16> {
     }
 }
 
-/// A budget `extra` bytes above what rheap's tables hold now.
+/// A budget `extra` bytes above what rheap holds now (its tables' blocks and its heap).
 fn budget_above_now(c: &mut Conn, extra: u64) -> Result<u64> {
-    let budget = global_status(c, "Rheap_memory_used")? + extra;
+    let budget =
+        global_status(c, "Rheap_memory_used")? + global_status(c, "Rheap_heap_used")? + extra;
     c.query_drop(format!("SET GLOBAL rheap_max_memory = {budget}"))?;
     Ok(budget)
 }

@@ -525,11 +525,13 @@ extern "C" void rheap_move_memory_to_thread(int64_t delta)
   }
 }
 
-/** performance_schema's key for rheap's blocks: memory/rheap/block. */
-static PSI_memory_key rheap_key_memory_block;
+/** performance_schema's keys: memory/rheap/block for tables' blocks, memory/rheap/heap for the
+    rest of what the plugin allocates. */
+static PSI_memory_key rheap_key_memory_block, rheap_key_memory_heap;
 #ifdef HAVE_PSI_INTERFACE
 static PSI_memory_info rheap_memory_keys[]= {
-  { &rheap_key_memory_block, "block", PSI_FLAG_GLOBAL }
+  { &rheap_key_memory_block, "block", PSI_FLAG_GLOBAL },
+  { &rheap_key_memory_heap, "heap", PSI_FLAG_GLOBAL }
 };
 #endif
 
@@ -539,6 +541,18 @@ extern "C" void *rheap_block_alloc(size_t size)
 }
 
 extern "C" void rheap_block_free(void *block) { my_free(block); }
+
+extern "C" void *rheap_heap_alloc(size_t size)
+{
+  return my_malloc(rheap_key_memory_heap, size, MYF(0));
+}
+
+extern "C" void *rheap_heap_realloc(void *ptr, size_t size)
+{
+  return my_realloc(rheap_key_memory_heap, ptr, size, MYF(0));
+}
+
+extern "C" void rheap_heap_free(void *ptr) { my_free(ptr); }
 
 extern "C" void rheap_log(int level, const char *msg)
 {

@@ -341,6 +341,13 @@ void rheap_log(int level, const char *msg);
 void *rheap_block_alloc(size_t size);
 /** Frees a block from rheap_block_alloc (my_free). */
 void rheap_block_free(void *block);
+/** `size` bytes for the plugin's heap (its Rust global allocator): my_malloc under
+    `memory/rheap/heap`; NULL when out of memory (aligned to 8 bytes). */
+void *rheap_heap_alloc(size_t size);
+/** my_realloc of what rheap_heap_alloc returned; NULL, and `ptr` kept, when out of memory. */
+void *rheap_heap_realloc(void *ptr, size_t size);
+/** Frees what rheap_heap_alloc or rheap_heap_realloc returned (my_free). */
+void rheap_heap_free(void *ptr);
 
 /* The collation functions of a CHARSET_INFO (m_ctype.h), for key segments' `charset`. */
 /** Bytes of the first `chars` characters of `s` (cset->charpos; may exceed `len`). */

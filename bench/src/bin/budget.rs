@@ -5,19 +5,27 @@
 //! cargo run --release -p rheap-bench --bin budget [-- --sessions 16 --budget-mib 256 --rows N]
 //! ```
 //!
-//! One server with the plugin loaded and `rheap_max_memory` set. Each of `--sessions` sessions
-//! runs the same GROUP BY over a VARCHAR(100) utf8mb4 column, whose internal table alone takes
-//! about 64 MiB of rheap's blocks at `--rows` source rows, at `tmp_table_size` large enough
-//! that only the budget can move it to disk. First the reference: the statement on stock HEAP
-//! (`rheap_takeover=OFF`), then on rheap alone, then all sessions at once, twice: on a server
-//! that has run no such round yet (cold), and again (warm: the server's own pools, such as
-//! Aria's page cache and the C library's arenas, already hold what the round touches).
+//! Each of `--sessions` sessions runs the same GROUP BY over a VARCHAR(100) utf8mb4 column,
+//! whose internal table alone takes about 64 MiB of rheap's blocks at `--rows` source rows,
+//! all at once, on three servers, each fresh:
+//! - rheap with `rheap_max_memory` = the budget, the sessions' `tmp_table_size` at 1G, so that
+//!   only the budget moves a table to disk;
+//! - rheap with a budget of 1 MiB: every table goes to disk, and what the server grows by is
+//!   its own memory for these sessions (Aria's page cache, the conversion's sort buffers, the
+//!   results);
+//! - stock HEAP with `tmp_table_size` = the budget / sessions: the same total, as per-table caps.
 //!
-//! Prints a markdown table per round: every session's result against stock's, the tables that
-//! went to disk, `Rheap_memory_used_peak` against the budget plus one 4 MiB block per session,
-//! and mariadbd's peak resident set over the round (`VmHWM`, reset before it through
-//! `/proc/PID/clear_refs`) minus its resident set before, against 1.1 times the budget.
-//! Exits non-zero when a session fails or its result differs.
+//! Each runs two rounds: cold (the server's own pools, such as Aria's page cache and the C
+//! library's arenas, are still empty) and warm (they hold what the first round touched).
+//! Every session's result is compared with stock HEAP's, one session alone and all in memory.
+//!
+//! Prints a markdown table per round: the sessions that succeeded with stock's result, the
+//! sessions whose table went to disk, `Rheap_memory_used_peak` (the highest since the server
+//! started) against the budget plus one 4 MiB block per session, and mariadbd's peak resident
+//! set over the round (`VmHWM`, reset before it through `/proc/PID/clear_refs`) minus its
+//! resident set before, against 1.1 times the budget; then rheap's share of that growth (the
+//! budgeted server's minus the all-on-disk one's). Exits non-zero when a session fails or its
+//! result differs.
 
 use anyhow::{bail, ensure, Context, Result};
 use clap::Parser;
@@ -42,6 +50,9 @@ struct Args {
     /// Rows of the source table, each a distinct group.
     #[arg(long, default_value_t = 150_000)]
     rows: u64,
+    /// More mariadbd options for every server (e.g. --server-arg=--aria-sort-buffer-size=4M).
+    #[arg(long)]
+    server_arg: Vec<String>,
 }
 
 const QUERY: &str = "SELECT s, COUNT(*), SUM(id) FROM src GROUP BY s";
@@ -55,13 +66,12 @@ fn status(c: &mut Conn, scope: &str, name: &str) -> Result<u64> {
     v.with_context(|| format!("no status variable {name}"))
 }
 
-/// A session ready for the GROUP BY: its limits large enough that only the budget moves its
-/// table to disk.
-fn session(server: &Server) -> Result<Conn> {
+/// A session ready for the GROUP BY, at `tmp_table_size = max_heap_table_size = size`.
+fn session(server: &Server, size: u64) -> Result<Conn> {
     let mut c = server.conn()?;
-    c.query_drop(
-        "SET SESSION tmp_table_size = 1024 * 1024 * 1024, max_heap_table_size = 1024 * 1024 * 1024",
-    )?;
+    c.query_drop(format!(
+        "SET SESSION tmp_table_size = {size}, max_heap_table_size = {size}"
+    ))?;
     Ok(c)
 }
 
@@ -95,15 +105,22 @@ fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / MIB as f64)
 }
 
-/// All sessions at once; prints the round's table row.
-fn round(server: &Server, label: &str, reference: &Groups, args: &Args) -> Result<bool> {
+/// All sessions at once; prints the round's table row. Returns whether every session
+/// succeeded with stock's result, and the growth of the resident set.
+fn round(
+    server: &Server,
+    sys: &System,
+    label: &str,
+    reference: &Groups,
+    args: &Args,
+) -> Result<(bool, u64)> {
     let pid = server.pid().context("mariadbd has no pid")?;
     let mut sessions = (0..args.sessions)
-        .map(|_| session(server))
+        .map(|_| session(server, sys.size))
         .collect::<Result<Vec<_>>>()?;
     let mut c = server.conn()?;
-    // Rheap_memory_used_peak is the highest since start-up: the round's is only known when it
-    // passes what rounds before it reached, so the figure printed is the highest so far.
+    // Rheap_memory_used_peak is the highest since start-up: the cold round's own, and for the
+    // warm round the higher of both rounds'.
     let rss_before = proc_status(pid, "VmRSS:")?;
     std::fs::write(format!("/proc/{pid}/clear_refs"), "5")
         .context("resetting mariadbd's VmHWM (/proc/PID/clear_refs needs root)")?;
@@ -141,7 +158,8 @@ fn round(server: &Server, label: &str, reference: &Groups, args: &Args) -> Resul
     let grown = rss_peak.saturating_sub(rss_before);
     let rss_bound = budget + budget / 10;
     println!(
-        "| {label} | {}/{} | {}/{} | {disk_sessions} | {refused} | {} | {} | {} | {} | {} | {} |",
+        "| {} | {label} | {}/{} | {}/{} | {disk_sessions} | {refused} | {} | {} | {} | {} | {} | {} |",
+        sys.label,
         args.sessions - failed.len(),
         args.sessions,
         same,
@@ -156,74 +174,125 @@ fn round(server: &Server, label: &str, reference: &Groups, args: &Args) -> Resul
     for f in &failed {
         eprintln!("budget: {label}: {f}");
     }
-    Ok(failed.is_empty() && same == args.sessions)
+    Ok((failed.is_empty() && same == args.sessions, grown))
 }
 
-fn main() -> Result<()> {
-    let args = Args::parse();
-    let budget = args.budget_mib * MIB;
+/// One configuration of the server under the same sessions.
+struct System {
+    label: &'static str,
+    /// `rheap_takeover` and `rheap_max_memory`.
+    takeover: &'static str,
+    budget: u64,
+    /// The sessions' tmp_table_size and max_heap_table_size.
+    size: u64,
+}
+
+/// A server for `sys` with the source table; the reference result (stock HEAP, one session,
+/// all in memory) when `reference` is None, checked against it otherwise.
+fn start(sys: &System, args: &Args) -> Result<Server> {
     let mut opts = Options::with_plugin_loaded()?;
     opts.args.extend([
         "--max-recursive-iterations=100000000".to_string(),
-        format!("--rheap-max-memory={budget}"),
-        "--rheap-takeover=INTERNAL".to_string(),
+        format!("--rheap-max-memory={}", sys.budget),
+        format!("--rheap-takeover={}", sys.takeover),
     ]);
+    opts.args.extend(args.server_arg.iter().cloned());
     let server = Server::start(opts)?;
-    let pid = server.pid().context("mariadbd has no pid")?;
     let mut c = server.conn()?;
-    eprintln!("budget: making {} source rows", args.rows);
     c.query_drop("CREATE TABLE src (id INT, s VARCHAR(100) CHARACTER SET utf8mb4) ENGINE=MyISAM")?;
     c.query_drop(format!(
         "INSERT INTO src WITH RECURSIVE q(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM q WHERE n < {}) \
          SELECT n, CONCAT('group-', LPAD(n, 10 + n % 20, 'x')) FROM q",
         args.rows
     ))?;
+    Ok(server)
+}
 
-    eprintln!("budget: the reference, on stock HEAP");
-    c.query_drop("SET GLOBAL rheap_takeover = OFF")?;
-    let (reference, disk) = group_by(&mut session(&server)?)?;
+fn main() -> Result<()> {
+    let args = Args::parse();
+    let budget = args.budget_mib * MIB;
+    let big = 1 << 30;
+    let systems = [
+        System {
+            label: "rheap, rheap_max_memory = budget",
+            takeover: "INTERNAL",
+            budget,
+            size: big,
+        },
+        System {
+            label: "rheap, rheap_max_memory = 1 MiB (every table on disk)",
+            takeover: "INTERNAL",
+            budget: MIB,
+            size: big,
+        },
+        System {
+            label: "stock HEAP, tmp_table_size = budget / sessions",
+            takeover: "OFF",
+            budget: 0,
+            size: budget / args.sessions as u64,
+        },
+    ];
+
+    eprintln!("budget: the reference, one session on stock HEAP");
+    let server = start(&systems[2], &args)?;
+    let (reference, disk) = group_by(&mut session(&server, big)?)?;
     ensure!(
         reference.len() as u64 == args.rows,
         "{} groups",
         reference.len()
     );
     ensure!(disk == 0, "stock's table went to disk");
-    c.query_drop("SET GLOBAL rheap_takeover = INTERNAL")?;
-
-    eprintln!("budget: one session on rheap, no budget");
-    c.query_drop("SET GLOBAL rheap_max_memory = 0")?;
-    let before = status(&mut c, "GLOBAL", "RHEAP_MEMORY_USED")?;
-    let peak_before = status(&mut c, "GLOBAL", "RHEAP_MEMORY_USED_PEAK")?;
-    let (alone, disk) = group_by(&mut session(&server)?)?;
-    ensure!(alone == reference, "rheap's result differs from stock's");
-    ensure!(disk == 0, "rheap's table went to disk without a budget");
-    let table = status(&mut c, "GLOBAL", "RHEAP_MEMORY_USED_PEAK")?.saturating_sub(before);
-    ensure!(
-        peak_before <= before + table,
-        "the peak before was above one table"
-    );
-    c.query_drop(format!("SET GLOBAL rheap_max_memory = {budget}"))?;
+    drop(server);
 
     println!(
-        "## {} sessions, each a GROUP BY of {} groups over VARCHAR(100) utf8mb4, rheap_max_memory = {}\n",
+        "## {} sessions at once, each a GROUP BY of {} groups over VARCHAR(100) utf8mb4; budget {}\n",
         args.sessions,
         args.rows,
         mib(budget)
     );
-    println!(
-        "One session alone, no budget: its internal table took {} of rheap's blocks (Rheap_memory_used_peak).\n",
-        mib(table)
-    );
-    println!("| round | succeeded | same as stock | sessions with a table on disk | budget refusals | Rheap_memory_used_peak | budget + 1 block a session | ≤ | mariadbd RSS before | peak RSS − RSS before | ≤ 1.1 × budget |");
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    println!("| server | round | succeeded | same as stock | sessions with a table on disk | budget refusals | Rheap_memory_used_peak | budget + 1 block a session | ≤ | mariadbd RSS before | peak RSS − RSS before | ≤ 1.1 × budget |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     let mut ok = true;
-    for label in ["cold", "warm"] {
-        eprintln!("budget: {} sessions at once ({label})", args.sessions);
-        ok &= round(&server, label, &reference, &args)?;
+    let mut grown = Vec::new();
+    for sys in &systems {
+        let server = start(sys, &args)?;
+        for label in ["cold", "warm"] {
+            eprintln!(
+                "budget: {}: {} sessions at once ({label})",
+                sys.label, args.sessions
+            );
+            let (round_ok, g) = round(&server, sys, label, &reference, &args)?;
+            ok &= round_ok;
+            grown.push(g);
+        }
     }
+    println!("\nrheap's share of the growth: the budgeted server's minus the growth of the one that put every table on disk (the server's own memory for the same sessions: Aria, sorting, results).\n");
+    println!("| round | rheap's share | ≤ 1.1 × budget |");
+    println!("| --- | --- | --- |");
+    for (i, label) in ["cold", "warm"].iter().enumerate() {
+        let share = grown[i].saturating_sub(grown[2 + i]);
+        println!(
+            "| {label} | {} | {} |",
+            mib(share),
+            if share <= budget + budget / 10 {
+                "yes"
+            } else {
+                "**no**"
+            }
+        );
+    }
+
+    eprintln!("budget: one session on rheap, no budget");
+    let server = start(&systems[0], &args)?;
+    let mut c = server.conn()?;
+    c.query_drop("SET GLOBAL rheap_max_memory = 0")?;
+    let (alone, disk) = group_by(&mut session(&server, big)?)?;
+    ensure!(alone == reference, "rheap's result differs from stock's");
+    ensure!(disk == 0, "rheap's table went to disk without a budget");
+    let table = status(&mut c, "GLOBAL", "RHEAP_MEMORY_USED_PEAK")?;
     println!(
-        "\nmariadbd's peak RSS since start-up: {}",
-        mib(proc_status(pid, "VmHWM:")?)
+        "\nOne session alone on rheap, no budget: its internal table took {} of rheap's blocks (Rheap_memory_used_peak).",
+        mib(table)
     );
     ensure!(ok, "a session failed or its result differs from stock's");
     Ok(())

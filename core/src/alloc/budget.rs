@@ -1,5 +1,5 @@
 //! rheap's server-wide memory budget (`rheap_max_memory`): the most bytes all tables' blocks
-//! may hold together ([`Counter::MemoryUsed`]). A block that would take them past it is
+//! ([`Counter::MemoryUsed`]) and the plugin's heap ([`super::heap`]) may hold together. A block that would take them past it is
 //! refused, and the write that needed it gets "table is full", as at a table's own limit: the
 //! server moves an internal table to its on-disk engine, and an RHEAP or MEMORY table's
 //! statement fails with "The table is full". Lowering the budget never takes anything away
@@ -48,7 +48,8 @@ pub(crate) fn set_thread_limit(bytes: Option<u64>) {
 /// counted and noted for this thread's write ([`super::refusal`]).
 pub(crate) fn admits(size: usize) -> bool {
     let limit = limit();
-    if limit == 0 || status::get(Counter::MemoryUsed).saturating_add(size as u64) <= limit {
+    let held = status::get(Counter::MemoryUsed).saturating_add(super::heap::used());
+    if limit == 0 || held.saturating_add(size as u64) <= limit {
         return true;
     }
     status::add(Counter::BudgetRefusals, 1);

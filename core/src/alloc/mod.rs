@@ -4,15 +4,14 @@
 //! row slots live in blocks of their own ([`crate::records`]). Every block a table holds is
 //! counted by its [`meter`], which refuses blocks past the table's limit; the server-wide
 //! [`budget`] refuses blocks past rheap's total; either refusal makes the write's table full
-//! ([`refusal`]).
+//! ([`refusal`]). What the plugin allocates outside blocks is counted by its [`heap`].
 
 pub mod arena;
 pub mod budget;
 pub mod cache;
 pub mod chunks;
-#[cfg(feature = "failpoints")]
-pub mod failing;
 pub mod fallible;
+pub mod heap;
 pub mod meter;
 pub mod pieces;
 pub mod policy;

@@ -72,7 +72,7 @@ pub(crate) fn may_take_block() -> bool {
 }
 
 /// Test switch: allocations of any kind (blocks, and the plugin's own heap memory in builds
-/// with the `failpoints` feature, [`crate::alloc::failing`]) until the one that fails; 0 or
+/// with the `failpoints` feature, [`crate::alloc::heap`]) until the one that fails; 0 or
 /// negative: none fails.
 static FAIL_NTH: AtomicI64 = AtomicI64::new(-1);
 
