@@ -19,6 +19,13 @@ pub trait SystemUnderTest: Send + Sync {
     fn about(&self) -> &'static str;
     /// How its server starts (before the size options).
     fn options(&self) -> Result<Options>;
+    /// The size options: `tmp_table_size` = `max_heap_table_size` = `size`.
+    fn size_args(&self, size: Size) -> Vec<String> {
+        vec![
+            format!("--tmp-table-size={}", size.0),
+            format!("--max-heap-table-size={}", size.0),
+        ]
+    }
     /// Fails unless the running server really is this system.
     fn verify(&self, conn: &mut Conn) -> Result<()>;
     /// Whether rheap serves the server's internal in-memory temp tables.
@@ -159,6 +166,8 @@ fn verify_plugin(conn: &mut Conn, takeover: &str) -> Result<()> {
 }
 
 /// Stock MariaDB with `tmp_memory_table_size=0`: every internal temp table is Aria's.
+/// `tmp_table_size` is the same variable on 10.11 (an alias), so the size sets only
+/// `max_heap_table_size` (what MEMORY tables may hold).
 pub struct StockAria;
 
 impl SystemUnderTest for StockAria {
@@ -169,16 +178,33 @@ impl SystemUnderTest for StockAria {
         "stock mariadbd, tmp_memory_table_size=0: every temp table on Aria"
     }
     fn options(&self) -> Result<Options> {
-        let mut o = Options::default();
-        o.args.push("--tmp-memory-table-size=0".into());
-        Ok(o)
+        Ok(Options::default())
+    }
+    fn size_args(&self, size: Size) -> Vec<String> {
+        vec![
+            "--tmp-memory-table-size=0".into(),
+            format!("--max-heap-table-size={}", size.0),
+        ]
     }
     fn verify(&self, conn: &mut Conn) -> Result<()> {
+        StockHeap.verify(conn)?;
         let size: Option<u64> = conn.query_first("SELECT @@global.tmp_memory_table_size")?;
         if size != Some(0) {
             bail!("tmp_memory_table_size is {size:?}, not 0");
         }
-        StockHeap.verify(conn)
+        // A statement that builds internal temp tables (a derived table, a GROUP BY, even
+        // one asking for a small result) builds every one on disk.
+        conn.query_drop("FLUSH STATUS")?;
+        conn.query_drop(
+            "SELECT SQL_SMALL_RESULT a, COUNT(*) FROM \
+             (SELECT 1 AS a UNION SELECT 2 UNION SELECT 3) AS d GROUP BY a",
+        )?;
+        let made = sql::session_status(conn, "Created_tmp_tables")?;
+        let disk = sql::session_status(conn, "Created_tmp_disk_tables")?;
+        if made == 0 || disk != made {
+            bail!("{disk} of {made} internal temp tables on disk, not all");
+        }
+        Ok(())
     }
 }
 
@@ -363,9 +389,8 @@ impl Configuration {
         adjust: impl FnOnce(&mut Options),
     ) -> Result<Self> {
         let mut opts = system.options()?;
+        opts.args.extend(system.size_args(size));
         opts.args.extend([
-            format!("--tmp-table-size={}", size.0),
-            format!("--max-heap-table-size={}", size.0),
             // Loading the schema is not what is measured: skip the log flush per commit.
             "--innodb-flush-log-at-trx-commit=0".into(),
             "--max-connections=200".into(),
