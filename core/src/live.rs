@@ -85,6 +85,12 @@ fn list() -> MutexGuard<'static, Vec<Arc<Live>>> {
     LIST.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Gives back the list's spare room (the plugin is unloading: the tables are gone, and the
+/// plugin's statics outlive it).
+pub fn shrink() {
+    list().shrink_to_fit();
+}
+
 /// Adds a new table, counted by `meter`, of `limit` bytes, to the list; `OutOfMemory` when its
 /// entry cannot be had.
 pub fn register(meter: Meter, limit: u64) -> Result<Arc<Live>> {

@@ -55,11 +55,13 @@ pub fn release_all() {
 /// ([`Internal::retire`]): here, kept tables are taken out of `Rheap_tables_live` and their
 /// rows added to `Rheap_rows_written`. (While a table moves between a handler and the pool, or
 /// is pushed out and not yet dropped, it briefly counts as live and its rows are missing.)
+/// `Rheap_heap_used` is the heap's own count ([`crate::alloc::heap::used`]).
 pub fn counter(c: Counter) -> u64 {
     let n = status::get(c);
     match c {
         Counter::TablesLive => n.saturating_sub(POOL.len() as u64),
         Counter::RowsWritten => POOL.fold(n, |n, t| n.wrapping_add(t.rows_written)),
+        Counter::HeapUsed => crate::alloc::heap::used(),
         _ => n,
     }
 }

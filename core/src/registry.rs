@@ -125,7 +125,9 @@ impl<S> Registry<S> {
 
     /// Forgets every table (plugin unload).
     pub fn clear(&self) {
-        self.map().clear();
+        // The map's own memory too: the plugin's statics outlive it (see
+        // `alloc::cache::BlockCache::release_all`).
+        *self.map() = Map::default();
     }
 }
 

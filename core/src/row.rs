@@ -186,28 +186,21 @@ impl RowFormat {
         })
     }
 
-    /// The format of a table's records of `rec_len` bytes, whose definition describes `vars`
-    /// and has `keys` keys:
+    /// The format of a table's records of `rec_len` bytes, whose definition describes `vars`:
     /// - an ENGINE=RHEAP table packs them;
     /// - a table served for MEMORY keeps MEMORY's fixed rows;
     /// - an internal temporary table packs them when it has BLOBs (which a fixed row cannot
-    ///   hold), or when it has no key and VARCHARs described (the shim describes only those
-    ///   whose room packing saves): information_schema's tables, whose rows are written once
-    ///   and read once. A row of `TABLES` takes 15 KB as a record, mostly the room of its
-    ///   comment, options and catalog, and a few hundred bytes packed. A table with keys
-    ///   (GROUP BY's, DISTINCT's, UNION's) keeps fixed rows, which an update changes in place.
-    ///   Unpacking leaves a VARCHAR's room past its length as the buffer held it.
-    pub fn for_table(
-        rec_len: usize,
-        vars: Vec<VarField>,
-        owner: Owner,
-        keys: usize,
-    ) -> Result<RowFormat> {
-        let blobs = vars.iter().any(|v| matches!(v.kind, VarKind::Blob { .. }));
+    ///   hold) or VARCHARs described (the shim describes only those whose room packing
+    ///   saves). A row of information_schema's `TABLES` takes 15 KB as a record, mostly the
+    ///   room of its comment, options and catalog, and a few hundred bytes packed; a GROUP BY,
+    ///   DISTINCT or UNION row keyed on a VARCHAR(100) utf8mb4 takes its 400 bytes of room
+    ///   as a record, its characters packed. Unpacking leaves a VARCHAR's room past its
+    ///   length as the buffer held it. Tables with only fixed-width columns keep fixed rows.
+    pub fn for_table(rec_len: usize, vars: Vec<VarField>, owner: Owner) -> Result<RowFormat> {
         let packed = match owner {
             Owner::Rheap => true,
             Owner::Memory => false,
-            Owner::Internal => blobs || (keys == 0 && !vars.is_empty()),
+            Owner::Internal => !vars.is_empty(),
         };
         let format = RowFormat::new(rec_len, if packed { vars } else { Vec::new() })?;
         Ok(if owner == Owner::Internal {
@@ -466,12 +459,18 @@ mod tests {
                 max: 1000,
             },
         };
-        let format = |owner, keys| RowFormat::for_table(rec_len, vec![var], owner, keys).unwrap();
+        let format = |owner, _keys: usize| RowFormat::for_table(rec_len, vec![var], owner).unwrap();
         assert!(
             !format(Owner::Internal, 0).is_fixed(),
             "information_schema's kind"
         );
-        assert!(format(Owner::Internal, 1).is_fixed(), "GROUP BY's kind");
+        assert!(!format(Owner::Internal, 1).is_fixed(), "GROUP BY's kind");
+        assert!(
+            RowFormat::for_table(rec_len, Vec::new(), Owner::Internal)
+                .unwrap()
+                .is_fixed(),
+            "fixed-width columns only"
+        );
         assert!(
             format(Owner::Memory, 0).is_fixed(),
             "MEMORY's rows stay fixed"
@@ -484,7 +483,7 @@ mod tests {
             offset: 1003,
             kind: VarKind::Blob { len_bytes: 4 },
         };
-        let with_blob = RowFormat::for_table(rec_len + 8, vec![var, blob], Owner::Internal, 1);
+        let with_blob = RowFormat::for_table(rec_len + 8, vec![var, blob], Owner::Internal);
         assert!(!with_blob.unwrap().is_fixed(), "a BLOB needs a packed row");
 
         // An internal table's VARCHAR room is left as the buffer held it; a RHEAP table's is

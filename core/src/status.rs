@@ -47,8 +47,8 @@ pub enum Counter {
     /// passed `rheap_max_memory` ([`crate::alloc::budget`]); each made a table full.
     BudgetRefusals = 12,
     /// `Rheap_heap_used`: bytes the plugin holds outside blocks (handler buffers, compare
-    /// scratch, definitions; [`crate::alloc::heap`]). Its slot is unused: [`get`] reads the
-    /// heap's own count.
+    /// scratch, definitions; [`crate::alloc::heap`]). Its slot is unused: the heap keeps its
+    /// own count, which [`crate::recycle::counter`] reads.
     HeapUsed = 13,
 }
 
@@ -141,7 +141,6 @@ pub fn raise_peak(n: u64) {
 pub fn get(c: Counter) -> u64 {
     match c {
         Counter::MemoryUsedPeak => PEAK.load(Ordering::Relaxed),
-        Counter::HeapUsed => crate::alloc::heap::used(),
         Counter::InternalTablesCreated => slot(c).wrapping_add(slot(Counter::InternalTablesReused)),
         _ => slot(c),
     }

@@ -92,6 +92,11 @@ impl HeapNames {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Forgets every name, and the list's memory (the plugin is unloading).
+    pub fn clear(&self) {
+        *self.names() = Vec::new();
+    }
+
     /// Whether HEAP holds the table `name`, as far as rheap has seen.
     pub fn has(&self, name: &str) -> bool {
         self.names().iter().any(|n| n == name)

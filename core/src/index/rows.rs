@@ -89,17 +89,45 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::default();
 }
 
+/// Frees this thread's compare buffers (the plugin is unloading: a thread's buffers are
+/// otherwise freed when it ends).
+pub fn release_scratch() {
+    SCRATCH.with(|s| {
+        if let Ok(mut s) = s.try_borrow_mut() {
+            *s = Scratch::default();
+        }
+    });
+}
+
 impl RowKeys<'_> {
     /// Runs `f` on the image of row `pos`'s key.
     fn with_image<T>(&self, pos: Pos, f: impl FnOnce(&[u8]) -> T) -> Result<T> {
-        SCRATCH.with(|s| match s.try_borrow_mut() {
-            Ok(mut s) => self.image_with(pos, f, &mut s),
-            // Not reached (a compare calls no other); buffers of its own then.
-            Err(_) => self.image_with(pos, f, &mut Scratch::default()),
+        self.with_record(pos, |record, own| {
+            self.def.image_of_record_into(record, own)?;
+            Ok(f(&own.bytes))
         })
     }
 
-    fn image_with<T>(&self, pos: Pos, f: impl FnOnce(&[u8]) -> T, s: &mut Scratch) -> Result<T> {
+    /// Runs `f` on row `pos` as a record (unpacked into this thread's scratch when rows are
+    /// packed) and the scratch image.
+    fn with_record<T>(
+        &self,
+        pos: Pos,
+        f: impl FnOnce(&[u8], &mut Image) -> Result<T>,
+    ) -> Result<T> {
+        SCRATCH.with(|s| match s.try_borrow_mut() {
+            Ok(mut s) => self.record_with(pos, f, &mut s),
+            // Not reached (a compare calls no other); buffers of its own then.
+            Err(_) => self.record_with(pos, f, &mut Scratch::default()),
+        })
+    }
+
+    fn record_with<T>(
+        &self,
+        pos: Pos,
+        f: impl FnOnce(&[u8], &mut Image) -> Result<T>,
+        s: &mut Scratch,
+    ) -> Result<T> {
         let Scratch {
             rec,
             blobs,
@@ -112,25 +140,35 @@ impl RowKeys<'_> {
         } else {
             self.store.stored(pos).ok_or(Error::RecordDeleted)?
         };
-        self.def.image_of_record_into(record, own)?;
-        let r = f(&own.bytes);
+        let r = f(record, own);
         // A BLOB's room is not kept past the compare.
         crate::alloc::trim(blobs, self.rec_len);
-        Ok(r)
+        r
     }
 }
 
 impl Keys for RowKeys<'_> {
     #[inline]
     fn has_key(&self, pos: Pos, image: &[u8]) -> Result<bool> {
-        if !matches!(self.probe, Probe::Image) && !self.store.is_packed() {
+        if matches!(self.probe, Probe::Image) {
+            return self.with_image(pos, |own| bytes_eq(own, image));
+        }
+        if !self.store.is_packed() {
             // A stored record is its row: its bytes are compared without a copy.
             let rec = self.store.stored(pos).ok_or(Error::RecordDeleted)?;
             if self.holds_probe(rec) {
                 return Ok(true);
             }
+            return self.with_image(pos, |own| bytes_eq(own, image));
         }
-        self.with_image(pos, |own| bytes_eq(own, image))
+        // A packed row is unpacked once, for both compares.
+        self.with_record(pos, |record, own| {
+            if self.holds_probe(record) {
+                return Ok(true);
+            }
+            self.def.image_of_record_into(record, own)?;
+            Ok(bytes_eq(&own.bytes, image))
+        })
     }
 
     #[inline]

@@ -144,7 +144,7 @@ pub unsafe fn table_def(def: &rheap_table_def) -> Result<TableDef> {
     } else {
         Owner::Rheap
     };
-    let format = RowFormat::for_table(def.reclength as usize, vars, owner, def.nkeys as usize)?;
+    let format = RowFormat::for_table(def.reclength as usize, vars, owner)?;
     let limit_by = match u32::from(def.limit_by) {
         RHEAP_LIMIT_BY_HEAP => LimitBy::Heap,
         _ => LimitBy::Actual,

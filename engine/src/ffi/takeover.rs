@@ -16,6 +16,11 @@ const _: () = assert!(rheap_sys::shim::RHEAP_TAKEOVER_INTERNAL == 1);
 /// The named MEMORY tables handed to HEAP while rheap is loaded.
 static HEAP_NAMES: HeapNames = HeapNames::new();
 
+/// Forgets the names of HEAP's tables (the plugin is unloading).
+pub fn forget_heap_names() {
+    HEAP_NAMES.clear();
+}
+
 /// `rheap_takeover`'s value in the core's terms.
 fn mode_of(mode: u32) -> Mode {
     match mode {
