@@ -360,6 +360,23 @@ mod tests {
         s.debug_check_consistency();
     }
 
+    #[test]
+    fn a_packed_row_of_the_same_length_is_rewritten_where_it_is() {
+        let mut s = RowStore::new(format(), 32, 0, u64::MAX, &Meter::unlimited());
+        let mut packed = Vec::new();
+        s.pack_plain(&rec(b"abc"), &mut packed).unwrap();
+        let pos = s.insert(&packed).unwrap();
+        let at = s.stored(pos).unwrap().as_ptr();
+        s.pack_plain(&rec(b"xyz"), &mut packed).unwrap();
+        s.update(pos, &packed).unwrap();
+        assert_eq!(s.stored(pos).unwrap().as_ptr(), at, "in its piece");
+        assert_eq!(s.stored(pos).unwrap(), &packed[..]);
+        s.pack_plain(&rec(b"longer"), &mut packed).unwrap();
+        s.update(pos, &packed).unwrap();
+        assert_eq!(s.stored(pos).unwrap(), &packed[..]);
+        s.debug_check_consistency();
+    }
+
     /// `[VARCHAR(30), 1-byte length][BLOB, 3-byte length]`
     fn blob_format() -> RowFormat {
         RowFormat::new(
