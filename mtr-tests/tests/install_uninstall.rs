@@ -44,3 +44,39 @@ fn install_then_uninstall_keeps_the_server_running() -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+/// A MEMORY table HEAP holds stays HEAP's through UNINSTALL, INSTALL and a TRUNCATE under
+/// `rheap_takeover=ALL` (which re-creates the table by its name): the plugin forgets at
+/// UNINSTALL which tables it left to HEAP, and learns it again when the table is opened.
+#[test]
+fn a_table_left_to_heap_stays_heaps_after_the_plugin_comes_back() -> anyhow::Result<()> {
+    let server = Server::start(Options::with_plugin_dir()?)?;
+    let mut c = server.conn()?;
+    c.query_drop("INSTALL SONAME 'ha_rheap'")?;
+    c.query_drop("SET GLOBAL rheap_takeover = INTERNAL")?;
+    c.query_drop("CREATE TABLE m (a INT) ENGINE=MEMORY")?;
+    c.query_drop("INSERT INTO m VALUES (1), (2)")?;
+    c.query_drop("FLUSH TABLES")?;
+    c.query_drop("UNINSTALL SONAME 'ha_rheap'")?;
+    c.query_drop("INSTALL SONAME 'ha_rheap'")?;
+    c.query_drop("SET GLOBAL rheap_takeover = ALL")?;
+    assert_eq!(
+        query_text(&mut c, "SELECT COUNT(*) FROM m")?,
+        "COUNT(*)\n2\n"
+    );
+    c.query_drop("TRUNCATE TABLE m")?;
+    c.query_drop("INSERT INTO m VALUES (3)")?;
+    c.query_drop("FLUSH TABLES")?;
+    assert_eq!(query_text(&mut c, "SELECT a FROM m")?, "a\n3\n");
+    assert_eq!(
+        query_text(
+            &mut c,
+            "SELECT COUNT(*) FROM information_schema.RHEAP_TABLES WHERE TABLE_NAME = 'm'"
+        )?,
+        "COUNT(*)\n0\n",
+        "rheap holds m"
+    );
+    c.query_drop("DROP TABLE m")?;
+    c.query_drop("SET GLOBAL rheap_takeover = DEFAULT")?;
+    Ok(())
+}

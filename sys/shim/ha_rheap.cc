@@ -767,7 +767,7 @@ static int rheap_deinit_func(void *)
   }
   if (aria_hton && live_hton(DB_TYPE_ARIA) == aria_hton && aria_hton->create == rheap_aria_create)
     aria_hton->create= aria_create;
-  return rheap_plugin_deinit(abort_loop ? 1 : 0);
+  return rheap_plugin_deinit();
 }
 
 static MYSQL_SYSVAR_ENUM(takeover, takeover_mode, PLUGIN_VAR_RQCMDARG,

@@ -154,9 +154,8 @@ typedef struct rheap_key_range {
 
 /** Plugin init: 0 on success. */
 int rheap_plugin_init(void);
-/** Plugin deinit: 0 when the engine can be unloaded. `shutdown`: the server is shutting
-    down (else UNINSTALL SONAME, after which the plugin may be installed again). */
-int rheap_plugin_deinit(int shutdown);
+/** Plugin deinit: 0 when the engine can be unloaded. */
+int rheap_plugin_deinit(void);
 /** hton->drop_table: 0 dropped, -1 no such table, else an error code. */
 int rheap_drop_table(const char *name);
 

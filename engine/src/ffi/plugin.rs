@@ -92,19 +92,17 @@ pub extern "C" fn rheap_debug_fail_nth_alloc(n: i64) {
 
 /// Plugin deinit: the server unloads the plugin only when no handler of ours is left, so
 /// every table still here is one nobody has open. MEMORY tables do not survive their engine.
-/// At shutdown (`shutdown` non-zero) the names of the MEMORY tables left to HEAP go too; after
-/// UNINSTALL they are kept for an INSTALL that follows (the plugin's code stays mapped).
+/// The names of the MEMORY tables left to HEAP go too: after an INSTALL, opening such a table
+/// names it again before anything could recreate it (TRUNCATE opens it first).
 #[no_mangle]
-pub extern "C" fn rheap_plugin_deinit(shutdown: c_int) -> c_int {
+pub extern "C" fn rheap_plugin_deinit() -> c_int {
     guard("rheap_plugin_deinit", || {
         // Everything the plugin holds goes back to the server's allocator: what its statics
         // kept would still count in the server's Memory_used when it checks at exit.
         TABLES.clear();
         rheap_core::recycle::release_all();
         cache::CACHE.release_all();
-        if shutdown != 0 {
-            super::takeover::forget_heap_names();
-        }
+        super::takeover::forget_heap_names();
         rheap_core::live::shrink();
         rheap_core::index::rows::release_scratch();
         Ok(())
