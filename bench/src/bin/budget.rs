@@ -187,8 +187,7 @@ struct System {
     size: u64,
 }
 
-/// A server for `sys` with the source table; the reference result (stock HEAP, one session,
-/// all in memory) when `reference` is None, checked against it otherwise.
+/// A fresh server for `sys`, with the source table loaded.
 fn start(sys: &System, args: &Args) -> Result<Server> {
     let mut opts = Options::with_plugin_loaded()?;
     opts.args.extend([

@@ -1,6 +1,6 @@
 //! rheap's server-wide memory budget (`rheap_max_memory`): the most bytes all tables' blocks
-//! ([`Counter::MemoryUsed`]) and the plugin's heap ([`super::heap`]) may hold together. A block that would take them past it is
-//! refused, and the write that needed it gets "table is full", as at a table's own limit: the
+//! ([`Counter::MemoryUsed`]) and the plugin's heap ([`super::heap`]) may hold together. A
+//! block that would take them past it is refused, and the write that needed it gets "table is full", as at a table's own limit: the
 //! server moves an internal table to its on-disk engine, and an RHEAP or MEMORY table's
 //! statement fails with "The table is full". Lowering the budget never takes anything away
 //! from a table: it only stops growth until enough is freed.
