@@ -1,10 +1,13 @@
 //! A table's rows: in their slots as they are ([`RecordStore`]), or packed ([`RowFormat`]) at
 //! their actual length.
 //!
-//! A packed row lives in a piece of the table's row arena; its slot holds where (a pointer and a
-//! length), so slot numbers, scan order and positions stay exactly those of fixed-length rows.
-//! A row that grows or shrinks in an UPDATE moves to a new piece; the old piece waits on the
-//! arena's free list for a row of its size.
+//! A packed row lives in a piece of the table's row arena; its slot holds where, so slot
+//! numbers, scan order and positions stay exactly those of fixed-length rows. The slot is one
+//! word: the piece's address in its low 48 bits (a user-space address on the 64-bit targets
+//! rheap builds for), the row's length in the high 16; a row of 65,535 bytes or more keeps its
+//! length in the piece's first 8 bytes instead. A row that changes length in an UPDATE is
+//! rewritten where it is when its piece still fits it, else moves to a new piece; the old
+//! piece waits on the arena's free list for a row of its size.
 
 use crate::alloc::{Meter, Pieces};
 use crate::error::{Error, Result};
@@ -13,8 +16,13 @@ use crate::row::RowFormat;
 use allocator_api2::alloc::Layout;
 use std::ptr::NonNull;
 
-/// Bytes of a packed row's slot: the piece's address and length.
-const DESCRIPTOR: usize = 16;
+/// Bytes of a packed row's slot: the piece's address and the row's length.
+const DESCRIPTOR: usize = 8;
+/// Bits of a descriptor holding the piece's address.
+const ADDRESS_BITS: u32 = 48;
+/// The length a descriptor holds for a row of this many bytes or more, whose length is kept
+/// in the piece's first 8 bytes.
+const LONG: usize = (1 << (64 - ADDRESS_BITS)) - 1;
 
 #[derive(Debug)]
 pub struct RowStore {
@@ -28,16 +36,24 @@ pub struct RowStore {
     blob_bytes: u64,
 }
 
-fn descriptor(p: NonNull<u8>, len: usize) -> [u8; DESCRIPTOR] {
-    let mut d = [0u8; DESCRIPTOR];
-    d[..8].copy_from_slice(&(p.as_ptr() as u64).to_ne_bytes());
-    d[8..].copy_from_slice(&(len as u64).to_ne_bytes());
-    d
+/// Bytes before a row of `len` bytes in its piece: its length, for a long row.
+fn header(len: usize) -> usize {
+    match len >= LONG {
+        true => 8,
+        false => 0,
+    }
 }
 
+/// The descriptor of a row of `len` bytes in the piece at `p` (which [`put`] checked fits
+/// [`ADDRESS_BITS`]).
+fn descriptor(p: NonNull<u8>, len: usize) -> [u8; DESCRIPTOR] {
+    ((p.as_ptr() as u64) | (len.min(LONG) as u64) << ADDRESS_BITS).to_ne_bytes()
+}
+
+/// The piece of a row of `len` bytes.
 fn layout(len: usize) -> Layout {
     // A length of zero still gets a piece, so every row has an address; the alignment is 1.
-    Layout::from_size_align(len.max(1), 1).expect("a row's length fits a layout")
+    Layout::from_size_align((header(len) + len).max(1), 1).expect("a row's length fits a layout")
 }
 
 impl RowStore {
@@ -120,18 +136,25 @@ impl RowStore {
             return slot;
         }
         let (p, len) = Self::read_descriptor(slot);
-        // SAFETY: the descriptor names a live piece of the arena holding `len` bytes written
-        // at insert/update; it is freed only when the slot changes (through `&mut self`).
-        unsafe { std::slice::from_raw_parts(p.as_ptr(), len) }
+        // SAFETY: the descriptor names a live piece of the arena holding the row's `len` bytes
+        // after its header, written at insert/update; it is freed only when the slot changes
+        // (through `&mut self`).
+        unsafe { std::slice::from_raw_parts(p.as_ptr().add(header(len)), len) }
     }
 
+    /// The piece a slot names and the length of its row.
+    #[inline(always)]
     fn read_descriptor(slot: &[u8]) -> (NonNull<u8>, usize) {
-        let p = u64::from_ne_bytes(slot[..8].try_into().expect("8 bytes")) as usize;
-        let len = u64::from_ne_bytes(slot[8..16].try_into().expect("8 bytes")) as usize;
-        (
-            NonNull::new(p as *mut u8).expect("a stored piece's address"),
-            len,
-        )
+        let d = u64::from_ne_bytes(slot[..DESCRIPTOR].try_into().expect("a descriptor"));
+        let p = NonNull::new((d & ((1 << ADDRESS_BITS) - 1)) as usize as *mut u8)
+            .expect("a stored piece's address");
+        let len = match (d >> ADDRESS_BITS) as usize {
+            // SAFETY: a long row's piece starts with its length (see `put`), and lives as long
+            // as the slot names it.
+            LONG => (unsafe { p.cast::<u64>().as_ptr().read_unaligned() }) as usize,
+            len => len,
+        };
+        (p, len)
     }
 
     /// Stored bytes as a record into `out`; its BLOB pointers point into `blobs`.
@@ -168,11 +191,29 @@ impl RowStore {
         }
         let (old, old_len) =
             Self::read_descriptor(self.slots.get(pos).ok_or(Error::RecordDeleted)?);
-        if old_len == packed.len() && !self.format.has_blobs() {
-            // The same length: rewritten where it is (GROUP BY's update of a group's row).
-            // SAFETY: the descriptor names a live piece of `old_len` bytes that only this
-            // store writes, through `&mut self`; `packed` is another buffer.
-            unsafe { std::ptr::copy_nonoverlapping(packed.as_ptr(), old.as_ptr(), old_len) };
+        if !self.format.has_blobs()
+            && header(old_len) == header(packed.len())
+            && Pieces::same_piece(layout(old_len), layout(packed.len()))
+        {
+            // Its piece still fits it: rewritten where it is (GROUP BY's update of a group's
+            // row), only the descriptor's length changes.
+            if old_len != packed.len() {
+                self.slots.update(pos, &descriptor(old, packed.len()))?;
+            }
+            // SAFETY: the descriptor names a live piece that holds `packed.len()` bytes after
+            // its header, that only this store writes, through `&mut self`; `packed` is
+            // another buffer. A long row's header is rewritten with its new length.
+            unsafe {
+                let at = old.as_ptr();
+                if header(old_len) != 0 {
+                    at.cast::<u64>().write_unaligned(packed.len() as u64);
+                }
+                std::ptr::copy_nonoverlapping(
+                    packed.as_ptr(),
+                    at.add(header(old_len)),
+                    packed.len(),
+                )
+            };
             return Ok(());
         }
         let old_blob = self.format.blob_bytes(self.stored(pos).expect("live"))? as u64;
@@ -288,13 +329,23 @@ impl RowStore {
     }
 }
 
-/// A new piece holding `bytes`.
+/// A new piece holding `bytes` (after their length, for a long row).
 fn put(pieces: &mut Pieces, bytes: &[u8]) -> Result<NonNull<u8>> {
-    let piece = pieces
-        .allocate(layout(bytes.len()))
-        .ok_or(Error::OutOfMemory)?;
-    // SAFETY: the piece has room for at least `bytes.len()` bytes and nothing else uses it.
-    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), piece.as_ptr(), bytes.len()) };
+    let len = bytes.len();
+    let piece = pieces.allocate(layout(len)).ok_or(Error::OutOfMemory)?;
+    if piece.as_ptr() as u64 >> ADDRESS_BITS != 0 {
+        // An address a descriptor cannot hold: no room for the row, as when memory runs out.
+        // SAFETY: allocated just above with this layout, and given to no one.
+        unsafe { pieces.deallocate(piece, layout(len)) };
+        return Err(Error::OutOfMemory);
+    }
+    // SAFETY: the piece has room for the header and `len` bytes, and nothing else uses it.
+    unsafe {
+        if header(len) != 0 {
+            piece.cast::<u64>().as_ptr().write_unaligned(len as u64);
+        }
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), piece.as_ptr().add(header(len)), len)
+    };
     Ok(piece)
 }
 
@@ -361,19 +412,63 @@ mod tests {
     }
 
     #[test]
-    fn a_packed_row_of_the_same_length_is_rewritten_where_it_is() {
+    fn a_packed_row_that_still_fits_its_piece_is_rewritten_where_it_is() {
         let mut s = RowStore::new(format(), 32, 0, u64::MAX, &Meter::unlimited());
         let mut packed = Vec::new();
         s.pack_plain(&rec(b"abc"), &mut packed).unwrap();
         let pos = s.insert(&packed).unwrap();
         let at = s.stored(pos).unwrap().as_ptr();
-        s.pack_plain(&rec(b"xyz"), &mut packed).unwrap();
-        s.update(pos, &packed).unwrap();
-        assert_eq!(s.stored(pos).unwrap().as_ptr(), at, "in its piece");
-        assert_eq!(s.stored(pos).unwrap(), &packed[..]);
-        s.pack_plain(&rec(b"longer"), &mut packed).unwrap();
-        s.update(pos, &packed).unwrap();
-        assert_eq!(s.stored(pos).unwrap(), &packed[..]);
+        for (value, moves) in [
+            (&b"xyz"[..], false),
+            (b"longer", false),
+            (b"a", false),
+            (b"a value of thirty bytes, whole", true),
+        ] {
+            s.pack_plain(&rec(value), &mut packed).unwrap();
+            s.update(pos, &packed).unwrap();
+            assert_eq!(s.stored(pos).unwrap(), &packed[..]);
+            assert_eq!(s.stored(pos).unwrap().as_ptr() != at, moves, "{value:?}");
+            s.debug_check_consistency();
+        }
+    }
+
+    #[test]
+    fn a_row_too_long_for_the_descriptor_keeps_its_length_in_its_piece() {
+        let max = 70_000;
+        let f = RowFormat::new(
+            1 + 2 + max,
+            vec![VarField {
+                offset: 1,
+                kind: VarKind::Varchar { len_bytes: 2, max },
+            }],
+        )
+        .unwrap();
+        let rec = |n: usize| {
+            let mut r = vec![7u8];
+            r.extend_from_slice(&(n as u16).to_le_bytes());
+            r.extend((0..n).map(|i| i as u8));
+            r.resize(1 + 2 + max, 0);
+            r
+        };
+        let mut s = RowStore::new(f, 1 + 2 + max, 0, u64::MAX, &Meter::unlimited());
+        let mut packed = Vec::new();
+        let mut out = vec![0u8; 1 + 2 + max];
+        let mut blobs = Vec::new();
+        s.pack_plain(&rec(65_534), &mut packed).unwrap();
+        assert!(packed.len() >= LONG);
+        let pos = s.insert(&packed).unwrap();
+        let first = packed[..10].to_vec();
+        let short = s.insert(&first).unwrap();
+        for n in [65_534, 65_530, 65_535, 100, 65_533] {
+            s.pack_plain(&rec(n), &mut packed).unwrap();
+            s.update(pos, &packed).unwrap();
+            assert_eq!(s.stored(pos).unwrap(), &packed[..], "{n}");
+            s.read_into(pos, &mut out, &mut blobs).unwrap();
+            assert_eq!(out, rec(n), "{n}");
+            assert_eq!(s.stored(short).unwrap(), &first[..]);
+            s.debug_check_consistency();
+        }
+        s.delete(pos).unwrap();
         s.debug_check_consistency();
     }
 
@@ -428,6 +523,8 @@ mod tests {
             prop_oneof![
                 proptest::collection::vec(any::<u8>(), 0..40),
                 proptest::collection::vec(any::<u8>(), 0..20_000),
+                // Past what a descriptor's length holds.
+                proptest::collection::vec(any::<u8>(), 65_530..70_000),
             ],
         )
     }

@@ -2,9 +2,11 @@
 //! for one owner that changes them through `&mut` (no lock): a table's packed rows
 //! ([`crate::row_store`]), and, behind the lock of an [`super::Arena`], its index structures.
 //!
-//! Blocks follow [`Growth`]; a piece is a power of two from 8 bytes to [`SMALL_MAX`], carved
-//! off the newest block, and a freed piece waits on its size's list for the next request of
-//! that size. A request above [`SMALL_MAX`] (a big hash table's bucket array) gets a block of
+//! Blocks follow [`Growth`]; a piece is one of [`CLASSES`] sizes from 8 bytes to [`SMALL_MAX`]
+//! (every multiple of 8 up to 128 bytes, then four sizes per doubling: 160, 192, 224, 256, 320,
+//! ...), so a packed row wastes at most a fifth of its piece and mostly a few bytes. It is
+//! carved off the newest block, and a freed piece waits on its size's list for the next
+//! request of that size. A request above [`SMALL_MAX`] (a big hash table's bucket array) gets a block of
 //! its own. Nothing goes back to the cache before [`Pieces::clear_keeping_blocks`] or the
 //! drop, as HEAP keeps a table's blocks until the table is emptied.
 
@@ -17,7 +19,13 @@ use std::ptr::NonNull;
 /// The largest piece carved from a shared block.
 pub const SMALL_MAX: usize = 64 << 10;
 const MIN_PIECE: usize = 8;
-const CLASSES: usize = (SMALL_MAX.trailing_zeros() - MIN_PIECE.trailing_zeros() + 1) as usize;
+/// Up to this size, pieces are every multiple of [`MIN_PIECE`].
+const FINE_MAX: usize = 128;
+/// Sizes of a piece above [`FINE_MAX`] per doubling.
+const STEPS: usize = 4;
+/// Sizes of pieces.
+const CLASSES: usize = FINE_MAX / MIN_PIECE
+    + STEPS * (SMALL_MAX.trailing_zeros() - FINE_MAX.trailing_zeros()) as usize;
 
 pub struct Pieces {
     /// What it was made with (for [`Pieces::fresh`]).
@@ -53,9 +61,29 @@ impl std::fmt::Debug for Pieces {
     }
 }
 
-fn class_of(size: usize, align: usize) -> usize {
-    let piece = size.max(align).max(MIN_PIECE).next_power_of_two();
-    (piece.trailing_zeros() - MIN_PIECE.trailing_zeros()) as usize
+/// The size class of a request: the smallest piece that holds `size` bytes (every piece is
+/// aligned to [`ALIGN`], as every class size is a multiple of it).
+fn class_of(size: usize) -> usize {
+    let size = size.max(MIN_PIECE);
+    if size <= FINE_MAX {
+        return size.div_ceil(MIN_PIECE) - 1;
+    }
+    // size in (base, 2 * base], cut into STEPS sizes.
+    let p = (size - 1).ilog2();
+    let base = 1usize << p;
+    let step = base / STEPS;
+    let q = (size - base).div_ceil(step) - 1;
+    FINE_MAX / MIN_PIECE + STEPS * (p - FINE_MAX.trailing_zeros()) as usize + q
+}
+
+/// Bytes of a piece of class `c`.
+fn class_size(c: usize) -> usize {
+    let fine = FINE_MAX / MIN_PIECE;
+    if c < fine {
+        return MIN_PIECE * (c + 1);
+    }
+    let base = FINE_MAX << ((c - fine) / STEPS);
+    base + (c - fine) % STEPS * (base / STEPS) + base / STEPS
 }
 
 impl Pieces {
@@ -99,10 +127,17 @@ impl Pieces {
             return NonNull::new(layout.align() as *mut u8);
         }
         if layout.size() <= SMALL_MAX {
-            self.alloc_small(class_of(layout.size(), layout.align()))
+            self.alloc_small(class_of(layout.size()))
         } else {
             self.alloc_large(layout.size())
         }
+    }
+
+    /// Whether a piece allocated with `a` holds `b` too (the same size class, both small):
+    /// its owner may then keep it for `b`, and must give it back with `b`.
+    pub fn same_piece(a: Layout, b: Layout) -> bool {
+        let small = |l: Layout| l.size() != 0 && l.size() <= SMALL_MAX && l.align() <= ALIGN;
+        small(a) && small(b) && class_of(a.size()) == class_of(b.size())
     }
 
     /// Gives a piece back.
@@ -115,7 +150,7 @@ impl Pieces {
             return;
         }
         if layout.size() <= SMALL_MAX {
-            let c = class_of(layout.size(), layout.align());
+            let c = class_of(layout.size());
             // SAFETY: by the contract a piece of this layout, so it has at least MIN_PIECE
             // bytes to hold the list link, and nobody uses it now.
             unsafe {
@@ -158,9 +193,8 @@ impl Pieces {
             self.free[c] = unsafe { p.cast::<Option<NonNull<u8>>>().as_ptr().read_unaligned() };
             return Some(p);
         }
-        let size = MIN_PIECE << c;
-        let align = size.min(ALIGN);
-        let mut start = self.bump.next_multiple_of(align);
+        let size = class_size(c);
+        let mut start = self.bump.next_multiple_of(ALIGN);
         while self.blocks.is_empty() || start + size > self.bump_end {
             if self.carving + 1 < self.blocks.len() {
                 // A kept block is next (the rest of this one waits for the next clear).
@@ -172,7 +206,7 @@ impl Pieces {
                 self.blocks.push(b);
                 self.carve(self.blocks.len() - 1);
             }
-            start = self.bump.next_multiple_of(align);
+            start = self.bump.next_multiple_of(ALIGN);
         }
         self.bump = start + size;
         NonNull::new(start as *mut u8)
@@ -204,7 +238,7 @@ impl Pieces {
                 assert!(
                     self.blocks.iter().any(|b| {
                         let s = b.ptr().as_ptr() as usize;
-                        a >= s && a + (MIN_PIECE << c) <= s + b.size()
+                        a >= s && a + class_size(c) <= s + b.size()
                     }),
                     "free piece inside a block"
                 );
@@ -235,6 +269,26 @@ impl Drop for Pieces {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn classes_cover_every_size_tightly() {
+        assert_eq!(class_size(CLASSES - 1), SMALL_MAX);
+        let sizes: Vec<usize> = (0..CLASSES).map(class_size).collect();
+        assert!(sizes.windows(2).all(|w| w[0] < w[1]), "sizes grow");
+        assert_eq!(&sizes[14..22], &[120, 128, 160, 192, 224, 256, 320, 384]);
+        for size in 1..=SMALL_MAX {
+            let c = class_of(size);
+            assert!(class_size(c) >= size, "class {c} holds {size}");
+            assert!(
+                c == 0 || class_size(c - 1) < size,
+                "{size}: the smallest class"
+            );
+            assert!(
+                class_size(c) <= size.div_ceil(8) * 8 * 5 / 4,
+                "{size}: within a fifth"
+            );
+        }
+    }
 
     #[test]
     fn cleared_blocks_are_carved_again() {
