@@ -26,6 +26,30 @@ pub trait Collation: fmt::Debug + Send + Sync {
     /// Fills all of `out` with the weights of `s`, which holds at most `chars` characters,
     /// padded as the collation pads (`strnxfrm` with PAD_WITH_SPACE | PAD_TO_MAXLEN).
     fn weights(&self, s: &[u8], chars: usize, out: &mut [u8]);
+    /// Writes the weights of the characters of `s` (at most `chars`) to the start of `out`,
+    /// without padding, and returns their bytes; None when the collation weighs on more than
+    /// one level, or cannot say. Where it answers, two strings are equal exactly when these
+    /// weights are: as they are under NO PAD, and under PAD SPACE once trailing spaces are
+    /// cut from the strings ([`trim_spaces`](Self::trim_spaces)) and trailing spaces'
+    /// weights from the weights.
+    fn weights_unpadded(&self, s: &[u8], chars: usize, out: &mut [u8]) -> Option<usize> {
+        let _ = (s, chars, out);
+        None
+    }
+    /// Whether trailing spaces do not count (PAD SPACE), as in every collation but the NO PAD
+    /// ones.
+    fn pads_with_space(&self) -> bool {
+        true
+    }
+    /// A space character in the collation's character set (U+0020; two or four bytes in
+    /// UCS-2, UTF-16 and UTF-32).
+    fn space(&self) -> &[u8] {
+        b" "
+    }
+    /// The bytes of `s` without the spaces it ends in (`lengthsp`).
+    fn trim_spaces(&self, s: &[u8]) -> usize {
+        s.iter().rposition(|&b| b != b' ').map_or(0, |i| i + 1)
+    }
     /// Mixes `s` into HEAP's running hash (`hash_sort`).
     fn hash(&self, s: &[u8], nr1: &mut u64, nr2: &mut u64);
     /// For an 8-bit collation whose weights are one byte per byte, looked up in a table (and
@@ -108,6 +132,16 @@ pub mod testing {
         }
         fn byte_weights(&self) -> Option<&'static [u8; 256]> {
             (!self.binary).then_some(&UPPER)
+        }
+        fn weights_unpadded(&self, s: &[u8], chars: usize, out: &mut [u8]) -> Option<usize> {
+            if self.binary {
+                return None;
+            }
+            let n = s.len().min(chars).min(out.len());
+            for (o, &b) in out.iter_mut().zip(&s[..n]) {
+                *o = self.weight(b);
+            }
+            Some(n)
         }
         fn hash(&self, s: &[u8], nr1: &mut u64, nr2: &mut u64) {
             let end = if self.binary {

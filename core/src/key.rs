@@ -104,6 +104,16 @@ pub struct KeyDef {
     /// table and pads with a one-byte unit: the table and that unit, to weigh the last
     /// segment without the padding at its end in one pass.
     last_map: Option<(&'static [u8; 256], u8)>,
+    /// For a HASH key, per segment: how its image is short (see [`KeySeg::encode_short`]);
+    /// empty when no segment's is.
+    short: Vec<Option<Short>>,
+}
+
+/// A string segment's short HASH image (see [`KeySeg::encode_short`]).
+#[derive(Debug, Clone)]
+struct Short {
+    /// Under PAD SPACE, the weight of a space, cut from the end of the weights.
+    space: Option<Pad>,
 }
 
 /// The unit a HASH key's images are cut of (see [`pad_unit`]).
@@ -115,6 +125,25 @@ struct Pad {
 }
 
 impl Pad {
+    /// The length of `b` without the units it ends in.
+    #[inline]
+    fn cut(&self, b: &[u8]) -> usize {
+        let p = self.unit.len();
+        let mut end = b.len();
+        if let Some(word) = self.word {
+            // Eight bytes (whole units) at a time while they are all padding.
+            while end >= 8
+                && u64::from_ne_bytes(b[end - 8..end].try_into().expect("8 bytes")) == word
+            {
+                end -= 8;
+            }
+        }
+        while end >= p && bytes_eq(&b[end - p..end], &self.unit) {
+            end -= p;
+        }
+        end
+    }
+
     fn new(unit: Vec<u8>) -> Pad {
         let word = (8 % unit.len() == 0).then(|| {
             let mut w = [0u8; 8];
@@ -243,7 +272,8 @@ impl KeySeg {
     /// The characters a string segment covers: at most `length / mbmaxlen` characters.
     fn limit_chars<'a>(&self, coll: &CollationRef, s: &'a [u8]) -> &'a [u8] {
         let mb = coll.mbmaxlen();
-        let n = if mb > 1 {
+        // A value of no more bytes than the characters allowed has no more characters either.
+        let n = if mb > 1 && s.len() > self.length / mb {
             coll.charpos(s, self.length / mb).min(s.len())
         } else {
             s.len().min(self.length)
@@ -384,6 +414,71 @@ impl KeySeg {
         }
     }
 
+    /// How the segment's HASH image is short (see [`encode_short`](Self::encode_short)), when
+    /// it is a string whose collation gives the weights of a value's characters without
+    /// padding ([`Collation::weights_unpadded`]).
+    fn short_form(&self) -> Option<Short> {
+        let (SegKind::Text(c) | SegKind::VarText { collation: c, .. }) = &self.kind else {
+            return None;
+        };
+        if c.is_binary() {
+            return None;
+        }
+        let mut w = [0u8; 16];
+        let n = c.weights_unpadded(c.space(), 1, &mut w)?;
+        if !c.pads_with_space() {
+            return Some(Short { space: None });
+        }
+        (1..=8).contains(&n).then(|| Short {
+            space: Some(Pad::new(w[..n].to_vec())),
+        })
+    }
+
+    /// Appends the short HASH image of `v`: the weights of its characters, then (when `more`
+    /// segments follow) their length in 4 bytes. Under a PAD SPACE collation the value is cut
+    /// of the spaces it ends in, and its weights of the spaces' weights they end in.
+    ///
+    /// Two values are then equal under the collation exactly when their images are: that is
+    /// how it compares them, the shorter padded with spaces (NO PAD: not padded). The length
+    /// makes the image end where it says, so the images of the segments after it cannot run
+    /// into it. A NULL is its flag alone.
+    fn encode_short(&self, short: &Short, v: Value<'_>, more: bool, out: &mut Vec<u8>) {
+        let (Value::Bytes(b), SegKind::Text(c) | SegKind::VarText { collation: c, .. }) =
+            (v, &self.kind)
+        else {
+            // NULL (a string segment has no other values).
+            return out.push(0);
+        };
+        if self.nullable() {
+            out.push(1);
+        }
+        let b = match short.space {
+            Some(_) => &b[..c.trim_spaces(b).min(b.len())],
+            None => b,
+        };
+        let at = out.len();
+        let width = self.image_width();
+        out.resize(at + width, 0);
+        let chars = self.length / c.mbmaxlen().max(1);
+        let n = c
+            .weights_unpadded(b, chars, &mut out[at..])
+            .unwrap_or_else(|| {
+                // Not for a collation that gave a space's weight: padded weights, as distinct.
+                c.weights(b, chars, &mut out[at..]);
+                width
+            })
+            .min(width);
+        let end = at
+            + short
+                .space
+                .as_ref()
+                .map_or(n, |space| space.cut(&out[at..at + n]));
+        out.truncate(end);
+        if more {
+            out.extend_from_slice(&((end - at) as u32).to_le_bytes());
+        }
+    }
+
     /// Appends the image of `v` without the padding at its end, for the last segment of a HASH
     /// key whose images are cut (see [`pad_unit`]) and whose collation weighs each byte on its
     /// own (8-bit collations without expansions): the weights of the characters there are,
@@ -457,6 +552,12 @@ impl KeySeg {
                     dst[..n].copy_from_slice(&bytes[..n]);
                     dst[self.length..].copy_from_slice(&(n as u16).to_be_bytes());
                 } else {
+                    // Trailing spaces do not count under PAD SPACE, whatever the weights make
+                    // of them (cp1250_czech_cs weighs them as any character).
+                    let bytes = match c.pads_with_space() {
+                        true => &bytes[..c.trim_spaces(bytes).min(bytes.len())],
+                        false => bytes,
+                    };
                     c.weights(bytes, self.length / c.mbmaxlen().max(1), dst);
                 }
             }
@@ -554,7 +655,19 @@ impl KeyDef {
             pad: None,
             unpadded_last: false,
             last_map: None,
+            short: Vec::new(),
         };
+        if algorithm == Algorithm::Hash && k.segs.iter().any(|s| s.short_form().is_some()) {
+            k.short.try_reserve_exact(k.segs.len())?;
+            for s in &k.segs {
+                k.short.push(s.short_form());
+            }
+            // Each short image ends where its length says (the last one where the image
+            // does): the whole image is never cut.
+            k.format_len = k.key_format_len(k.segs.len());
+            k.max_image = k.image_len().max(k.format_len) + 4 * k.segs.len();
+            return Ok(k);
+        }
         k.pad = pad_unit(algorithm, k.segs.last())?.map(Pad::new);
         k.unpadded_last = k.pad.is_some() && k.segs.last().is_some_and(KeySeg::weighs_bytes_alone);
         k.last_map = match (&k.pad, k.segs.last().map(|s| &s.kind)) {
@@ -628,7 +741,9 @@ impl KeyDef {
         for (i, s) in self.segs.iter().enumerate() {
             let v = s.value_from_record(rec)?;
             img.has_null |= matches!(v, Value::Null);
-            if self.unpadded_last && i + 1 == self.segs.len() {
+            if let Some(Some(short)) = self.short.get(i) {
+                s.encode_short(short, v, i + 1 < self.segs.len(), &mut img.bytes);
+            } else if self.unpadded_last && i + 1 == self.segs.len() {
                 cut = self.encode_last(s, v, &mut img.bytes);
             } else {
                 s.encode_ordered(v, &mut img.bytes);
@@ -665,20 +780,7 @@ impl KeyDef {
         let Some(pad) = &self.pad else {
             return;
         };
-        let b = &img.bytes;
-        let p = pad.unit.len();
-        let mut end = b.len();
-        if let Some(word) = pad.word {
-            // Eight bytes (whole units) at a time while they are all padding.
-            while end >= 8
-                && u64::from_ne_bytes(b[end - 8..end].try_into().expect("8 bytes")) == word
-            {
-                end -= 8;
-            }
-        }
-        while end >= p && bytes_eq(&b[end - p..end], &pad.unit) {
-            end -= p;
-        }
+        let end = pad.cut(&img.bytes);
         img.bytes.truncate(end);
     }
 
@@ -717,7 +819,9 @@ impl KeyDef {
         for (i, s) in self.segs.iter().take(parts).enumerate() {
             let (v, used) = s.value_from_key(key.get(at..).unwrap_or_default())?;
             img.has_null |= matches!(v, Value::Null);
-            if self.unpadded_last && i + 1 == self.segs.len() {
+            if let Some(Some(short)) = self.short.get(i) {
+                s.encode_short(short, v, i + 1 < self.segs.len(), &mut img.bytes);
+            } else if self.unpadded_last && i + 1 == self.segs.len() {
                 cut = self.encode_last(s, v, &mut img.bytes);
             } else {
                 s.encode_ordered(v, &mut img.bytes);
@@ -1134,6 +1238,34 @@ pub mod tests {
         }
     }
 
+    /// [`AsciiCi`] with its weight table but no unpadded weights, so images are padded and cut.
+    #[derive(Debug)]
+    struct TableOnly;
+
+    impl Collation for TableOnly {
+        fn is_binary(&self) -> bool {
+            AsciiCi.is_binary()
+        }
+        fn mbmaxlen(&self) -> usize {
+            AsciiCi.mbmaxlen()
+        }
+        fn charpos(&self, s: &[u8], chars: usize) -> usize {
+            AsciiCi.charpos(s, chars)
+        }
+        fn weights_len(&self, len: usize) -> usize {
+            AsciiCi.weights_len(len)
+        }
+        fn weights(&self, s: &[u8], chars: usize, out: &mut [u8]) {
+            AsciiCi.weights(s, chars, out)
+        }
+        fn hash(&self, s: &[u8], nr1: &mut u64, nr2: &mut u64) {
+            AsciiCi.hash(s, nr1, nr2)
+        }
+        fn byte_weights(&self) -> Option<&'static [u8; 256]> {
+            AsciiCi.byte_weights()
+        }
+    }
+
     #[test]
     fn a_weight_table_gives_the_images_of_the_general_path() {
         // A nullable CHAR(3) at 1 (NULL bit 0x01 at 0), then a nullable VARCHAR(4) at 4
@@ -1160,8 +1292,12 @@ pub mod tests {
             ];
             KeyDef::new(Algorithm::Hash, true, false, segs, 11)
         };
-        let (fast, slow) = (key(Arc::new(AsciiCi)), key(Arc::new(NoTable)));
+        let (fast, slow) = (key(Arc::new(TableOnly)), key(Arc::new(NoTable)));
         assert!(fast.last_map.is_some() && slow.last_map.is_none());
+        // Short images: each segment's weights without trailing spaces', then its length.
+        let short = key(Arc::new(AsciiCi));
+        assert!(short.last_map.is_none() && short.pad.is_none());
+        let mut seen: Vec<(Image, Image)> = Vec::new();
         let rec = |c: &[u8], v: Option<&[u8]>| {
             let mut r = vec![0u8; 9];
             r[1..4].copy_from_slice(c);
@@ -1201,8 +1337,23 @@ pub mod tests {
                 }
                 assert_eq!(fast.image_of_key(&k, 2).unwrap(), img, "{c:?} {v:?}");
                 assert_eq!(slow.image_of_key(&k, 2).unwrap(), img, "{c:?} {v:?}");
+                let s = short.image_of_record(&r).unwrap();
+                assert_eq!(short.image_of_key(&k, 2).unwrap(), s, "{c:?} {v:?}");
+                assert!(s.bytes.len() <= short.max_image);
+                seen.push((img, s));
             }
         }
+        // Short images are equal exactly when padded ones are.
+        for (a, sa) in &seen {
+            for (b, sb) in &seen {
+                assert_eq!(a == b, sa == sb, "{a:?} {b:?} {sa:?} {sb:?}");
+            }
+        }
+        let r = rec(b"ab ", Some(b"x "));
+        assert_eq!(
+            short.image_of_record(&r).unwrap().bytes,
+            [1, b'A', b'B', 2, 0, 0, 0, 1, b'X']
+        );
     }
 
     #[test]

@@ -585,6 +585,36 @@ extern "C" void rheap_cs_strnxfrm(const void *cs, unsigned char *dst, size_t dst
                     MY_STRXFRM_PAD_WITH_SPACE | MY_STRXFRM_PAD_TO_MAXLEN);
 }
 
+extern "C" size_t rheap_cs_strnxfrm_unpadded(const void *cs, unsigned char *dst, size_t dstlen,
+                                             size_t chars, const unsigned char *src,
+                                             size_t srclen)
+{
+  CHARSET_INFO *c= static_cast<CHARSET_INFO *>(cs);
+  return c->coll->strnxfrm(c, dst, dstlen, (uint) (chars * c->strxfrm_multiply), src, srclen, 0);
+}
+
+extern "C" size_t rheap_cs_space(const void *cs, unsigned char *dst, size_t dstlen)
+{
+  CHARSET_INFO *c= static_cast<CHARSET_INFO *>(cs);
+  int n= my_ci_wc_mb(c, (my_wc_t) ' ', dst, dst + dstlen);
+  return n > 0 ? (size_t) n : 0;
+}
+
+extern "C" int rheap_cs_one_level(const void *cs)
+{
+  return static_cast<const CHARSET_INFO *>(cs)->levels_for_order <= 1;
+}
+
+extern "C" int rheap_cs_pads_with_space(const void *cs)
+{
+  return !(static_cast<const CHARSET_INFO *>(cs)->state & MY_CS_NOPAD);
+}
+
+extern "C" size_t rheap_cs_lengthsp(const void *cs, const unsigned char *s, size_t len)
+{
+  return my_ci_lengthsp(static_cast<CHARSET_INFO *>(cs), (const char *) s, len);
+}
+
 /* Exported by mariadbd (strings/ctype-simple.c) but not declared in m_ctype.h. */
 extern "C" size_t my_strnxfrm_simple_nopad(CHARSET_INFO *, uchar *, size_t, uint, const uchar *,
                                            size_t, uint);

@@ -358,6 +358,20 @@ size_t rheap_cs_strnxfrmlen(const void *cs, size_t len);
     filesort pads (coll->strnxfrm with PAD_WITH_SPACE | PAD_TO_MAXLEN). */
 void rheap_cs_strnxfrm(const void *cs, unsigned char *dst, size_t dstlen, size_t chars,
                        const unsigned char *src, size_t srclen);
+/** Weights of `src` (at most `chars` characters) into `dst`, without padding (coll->strnxfrm
+    with no flags): how many bytes it wrote. */
+size_t rheap_cs_strnxfrm_unpadded(const void *cs, unsigned char *dst, size_t dstlen,
+                                  size_t chars, const unsigned char *src, size_t srclen);
+/** A space character (U+0020) in the collation's character set, into `dst`: its bytes, 0 when
+    it does not fit (cset->wc_mb). */
+size_t rheap_cs_space(const void *cs, unsigned char *dst, size_t dstlen);
+/** 1 when the collation weighs on one level (levels_for_order): two strings are then equal
+    exactly when their unpadded weights are (PAD SPACE: once cut of trailing spaces'). */
+int rheap_cs_one_level(const void *cs);
+/** 1 when the collation is PAD SPACE (not MY_CS_NOPAD): trailing spaces do not count. */
+int rheap_cs_pads_with_space(const void *cs);
+/** Bytes of `s` without its trailing spaces (cset->lengthsp). */
+size_t rheap_cs_lengthsp(const void *cs, const unsigned char *s, size_t len);
 /** The byte-to-weight table of an 8-bit collation whose weights are one table lookup per byte
     (its strnxfrm is my_strnxfrm_simple or my_strnxfrm_simple_nopad): the weights of n bytes
     are n table entries. NULL for every other collation. */

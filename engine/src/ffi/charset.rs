@@ -15,6 +15,13 @@ pub struct ServerCollation {
     width: (usize, usize),
     /// For an 8-bit collation that weighs each byte by a table, the table (the server's).
     map: Option<&'static [u8; 256]>,
+    /// Weighs on one level: unpadded weights decide equality (see
+    /// [`Collation::weights_unpadded`]).
+    one_level: bool,
+    /// PAD SPACE (not NO PAD).
+    pads_with_space: bool,
+    /// A space in the character set: its bytes and their count.
+    space: ([u8; 8], usize),
 }
 
 // SAFETY: a CHARSET_INFO is immutable, static server data, used from every thread by the server
@@ -40,7 +47,16 @@ impl ServerCollation {
             binary,
             width: (usize::MAX, 0),
             map: None,
+            // SAFETY: a live CHARSET_INFO (this function's contract).
+            one_level: unsafe { shim::rheap_cs_one_level(cs) } != 0,
+            // SAFETY: as above.
+            pads_with_space: unsafe { shim::rheap_cs_pads_with_space(cs) } != 0,
+            space: ([0; 8], 0),
         };
+        // SAFETY: a live CHARSET_INFO; the buffer is writable for its 8 bytes.
+        c.space.1 = unsafe { shim::rheap_cs_space(cs, c.space.0.as_mut_ptr(), 8) }.min(8);
+        // Without a space of its own, no weight of a space: its weights are always padded.
+        c.one_level &= c.space.1 != 0;
         c.width = (len, c.weights_len(len));
         // SAFETY: a live CHARSET_INFO (this function's contract). The table it returns is the
         // collation's sort_order: 256 bytes of static server data, alive until shutdown.
@@ -98,6 +114,45 @@ impl Collation for ServerCollation {
 
     fn byte_weights(&self) -> Option<&'static [u8; 256]> {
         self.map
+    }
+
+    fn space(&self) -> &[u8] {
+        &self.space.0[..self.space.1]
+    }
+
+    fn pads_with_space(&self) -> bool {
+        self.pads_with_space
+    }
+
+    fn trim_spaces(&self, s: &[u8]) -> usize {
+        // SAFETY: a live CHARSET_INFO (constructor contract); `s` is readable for its length.
+        unsafe { shim::rheap_cs_lengthsp(self.cs, s.as_ptr(), s.len()) }.min(s.len())
+    }
+
+    fn weights_unpadded(&self, s: &[u8], chars: usize, out: &mut [u8]) -> Option<usize> {
+        if !self.one_level {
+            return None;
+        }
+        if let Some(map) = self.map {
+            // What strnxfrm does for these collations: one weight a byte, up to `chars`.
+            let n = s.len().min(chars).min(out.len());
+            out.iter_mut()
+                .zip(&s[..n])
+                .for_each(|(o, &b)| *o = map[usize::from(b)]);
+            return Some(n);
+        }
+        // SAFETY: a live CHARSET_INFO; `out` is writable and `s` readable for their lengths.
+        let n = unsafe {
+            shim::rheap_cs_strnxfrm_unpadded(
+                self.cs,
+                out.as_mut_ptr(),
+                out.len(),
+                chars,
+                s.as_ptr(),
+                s.len(),
+            )
+        };
+        Some(n.min(out.len()))
     }
 
     fn hash(&self, s: &[u8], nr1: &mut u64, nr2: &mut u64) {
