@@ -443,15 +443,17 @@ impl Configuration {
     /// The server's peak resident set so far (`VmHWM`), in bytes: the highest of its
     /// processes' when it was restarted.
     pub fn peak_rss(&self) -> Option<u64> {
-        let now = (|| {
-            let pid = self.server.pid()?;
-            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-            let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-            let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-            Some(kb * 1024)
-        })();
+        let now = self.server.pid().and_then(|pid| proc_status(pid, "VmHWM:"));
         now.max(self.earlier_peak_rss)
     }
+}
+
+/// A size in bytes from `/proc/PID/status` (`field` with its colon, e.g. `VmHWM:`).
+pub fn proc_status(pid: u32, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 pub fn label(system: &str, size: Size) -> String {

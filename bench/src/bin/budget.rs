@@ -31,7 +31,9 @@ use anyhow::{bail, ensure, Context, Result};
 use clap::Parser;
 use mysql::prelude::Queryable;
 use mysql::Conn;
+use rheap_bench::system;
 use rheap_harness::server::{Options, Server};
+use rheap_harness::sql::{global_status, session_status};
 
 const MIB: u64 = 1 << 20;
 /// The largest block rheap takes (policy::MAX_BLOCK).
@@ -59,13 +61,6 @@ const QUERY: &str = "SELECT s, COUNT(*), SUM(id) FROM src GROUP BY s";
 
 type Groups = Vec<(String, u64, u64)>;
 
-fn status(c: &mut Conn, scope: &str, name: &str) -> Result<u64> {
-    let v: Option<u64> = c.query_first(format!(
-        "SELECT VARIABLE_VALUE FROM information_schema.{scope}_STATUS WHERE VARIABLE_NAME = '{name}'"
-    ))?;
-    v.with_context(|| format!("no status variable {name}"))
-}
-
 /// A session ready for the GROUP BY, at `tmp_table_size = max_heap_table_size = size`.
 fn session(server: &Server, size: u64) -> Result<Conn> {
     let mut c = server.conn()?;
@@ -77,28 +72,10 @@ fn session(server: &Server, size: u64) -> Result<Conn> {
 
 /// The GROUP BY's groups, sorted, and the tables it put on disk.
 fn group_by(c: &mut Conn) -> Result<(Groups, u64)> {
-    let disk = status(c, "SESSION", "CREATED_TMP_DISK_TABLES")?;
+    let disk = session_status(c, "CREATED_TMP_DISK_TABLES")?;
     let mut rows: Groups = c.query(QUERY)?;
     rows.sort_unstable();
-    Ok((
-        rows,
-        status(c, "SESSION", "CREATED_TMP_DISK_TABLES")? - disk,
-    ))
-}
-
-/// A field of mariadbd's /proc status, in bytes.
-fn proc_status(pid: u32, field: &str) -> Result<u64> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    let line = text
-        .lines()
-        .find(|l| l.starts_with(field))
-        .with_context(|| format!("no {field} in /proc/{pid}/status"))?;
-    let kb: u64 = line
-        .split_whitespace()
-        .nth(1)
-        .context("malformed line")?
-        .parse()?;
-    Ok(kb * 1024)
+    Ok((rows, session_status(c, "CREATED_TMP_DISK_TABLES")? - disk))
 }
 
 fn mib(bytes: u64) -> String {
@@ -121,10 +98,11 @@ fn round(
     let mut c = server.conn()?;
     // Rheap_memory_used_peak is the highest since start-up: the cold round's own, and for the
     // warm round the higher of both rounds'.
-    let rss_before = proc_status(pid, "VmRSS:")?;
+    let rss_before =
+        system::proc_status(pid, "VmRSS:").context("mariadbd's VmRSS in /proc/PID/status")?;
     std::fs::write(format!("/proc/{pid}/clear_refs"), "5")
         .context("resetting mariadbd's VmHWM (/proc/PID/clear_refs needs root)")?;
-    let refusals = status(&mut c, "GLOBAL", "RHEAP_MEMORY_BUDGET_REFUSALS")?;
+    let refusals = global_status(&mut c, "RHEAP_MEMORY_BUDGET_REFUSALS")?;
     let outcomes: Vec<Result<(Groups, u64)>> = std::thread::scope(|s| {
         let handles: Vec<_> = sessions
             .iter_mut()
@@ -138,9 +116,10 @@ fn round(
             })
             .collect()
     });
-    let rss_peak = proc_status(pid, "VmHWM:")?;
-    let peak = status(&mut c, "GLOBAL", "RHEAP_MEMORY_USED_PEAK")?;
-    let refused = status(&mut c, "GLOBAL", "RHEAP_MEMORY_BUDGET_REFUSALS")? - refusals;
+    let rss_peak =
+        system::proc_status(pid, "VmHWM:").context("mariadbd's VmHWM in /proc/PID/status")?;
+    let peak = global_status(&mut c, "RHEAP_MEMORY_USED_PEAK")?;
+    let refused = global_status(&mut c, "RHEAP_MEMORY_BUDGET_REFUSALS")? - refusals;
     let mut same = 0;
     let mut disk_sessions = 0;
     let mut failed = Vec::new();
@@ -288,7 +267,7 @@ fn main() -> Result<()> {
     let (alone, disk) = group_by(&mut session(&server, big)?)?;
     ensure!(alone == reference, "rheap's result differs from stock's");
     ensure!(disk == 0, "rheap's table went to disk without a budget");
-    let table = status(&mut c, "GLOBAL", "RHEAP_MEMORY_USED_PEAK")?;
+    let table = global_status(&mut c, "RHEAP_MEMORY_USED_PEAK")?;
     println!(
         "\nOne session alone on rheap, no budget: its internal table took {} of rheap's blocks (Rheap_memory_used_peak).",
         mib(table)

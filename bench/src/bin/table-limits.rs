@@ -23,6 +23,7 @@ use clap::Parser;
 use mysql::prelude::Queryable;
 use mysql::Conn;
 use rheap_harness::server::{Options, Server};
+use rheap_harness::sql::{global_status, session_status};
 
 /// The limit of the "full" cases.
 const LIMIT: u64 = 16 << 20;
@@ -38,13 +39,6 @@ struct Args {
     rows: u64,
 }
 
-fn status(c: &mut Conn, scope: &str, name: &str) -> Result<u64> {
-    let v: Option<u64> = c.query_first(format!(
-        "SELECT VARIABLE_VALUE FROM information_schema.{scope}_STATUS WHERE VARIABLE_NAME = '{name}'"
-    ))?;
-    Ok(v.unwrap_or(0))
-}
-
 fn lengths(c: &mut Conn, table: &str) -> Result<(u64, u64)> {
     let v: Option<(u64, u64)> = c.query_first(format!(
         "SELECT DATA_LENGTH, INDEX_LENGTH FROM information_schema.TABLES \
@@ -57,7 +51,7 @@ fn lengths(c: &mut Conn, table: &str) -> Result<(u64, u64)> {
 /// its bytes (DATA_LENGTH + INDEX_LENGTH) and the growth of the server's `Memory_used`.
 fn fill(c: &mut Conn, engine: &str, columns: &str, select: &str) -> Result<(u64, u64, u64)> {
     c.query_drop("DROP TABLE IF EXISTS t")?;
-    let before = status(c, "GLOBAL", "MEMORY_USED")?;
+    let before = global_status(c, "MEMORY_USED")?;
     c.query_drop(format!("CREATE TABLE t ({columns}) ENGINE={engine}"))?;
     // Three copies of the source, so that even the narrowest rows fill the table.
     let copies = "JOIN (SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3) k";
@@ -66,7 +60,7 @@ fn fill(c: &mut Conn, engine: &str, columns: &str, select: &str) -> Result<(u64,
         Err(e) => return Err(e.into()),
         Ok(()) => anyhow::bail!("{engine} ({columns}) never filled"),
     }
-    let grown = status(c, "GLOBAL", "MEMORY_USED")?.saturating_sub(before);
+    let grown = global_status(c, "MEMORY_USED")?.saturating_sub(before);
     let rows: u64 = c.query_first("SELECT COUNT(*) FROM t")?.unwrap_or(0);
     let (data, index) = lengths(c, "t")?;
     Ok((rows, data + index, grown))
@@ -159,15 +153,15 @@ fn main() -> Result<()> {
         s.query_drop(format!(
             "SET SESSION tmp_table_size = {LIMIT}, max_heap_table_size = {LIMIT}"
         ))?;
-        let converted = status(&mut s, "GLOBAL", "RHEAP_INTERNAL_TABLES_CONVERTED")?;
+        let converted = global_status(&mut s, "RHEAP_INTERNAL_TABLES_CONVERTED")?;
         s.query_drop("FLUSH STATUS")?;
-        let start = status(&mut s, "SESSION", "MEMORY_USED")?;
+        let start = session_status(&mut s, "MEMORY_USED")?;
         let groups: Option<u64> =
             s.query_first("SELECT COUNT(*) FROM (SELECT s, COUNT(*) FROM src GROUP BY s) d")?;
         ensure!(groups == Some(distinct), "{label}: {groups:?} groups");
-        let peak = status(&mut s, "SESSION", "MAX_MEMORY_USED")?.saturating_sub(start);
-        let disk = status(&mut s, "SESSION", "CREATED_TMP_DISK_TABLES")?;
-        let moved = status(&mut s, "GLOBAL", "RHEAP_INTERNAL_TABLES_CONVERTED")? - converted;
+        let peak = session_status(&mut s, "MAX_MEMORY_USED")?.saturating_sub(start);
+        let disk = session_status(&mut s, "CREATED_TMP_DISK_TABLES")?;
+        let moved = global_status(&mut s, "RHEAP_INTERNAL_TABLES_CONVERTED")? - converted;
         let over = (peak as f64 - LIMIT as f64) / (1 << 20) as f64;
         println!(
             "| {label} | {} | {over:+.2} MiB | {disk} | {moved} |",
