@@ -404,8 +404,11 @@ impl KeySeg {
             SegKind::Text(c) | SegKind::VarText { collation: c, .. } => {
                 if c.is_binary() {
                     self.length + 2
-                } else {
+                } else if c.pads_with_space() {
                     c.weights_len(self.length)
+                } else {
+                    // NO PAD: the weights, then their length (see `encode`).
+                    c.weights_len(self.length) + 2
                 }
             }
             SegKind::Int { bytes, .. } => *bytes,
@@ -457,7 +460,7 @@ impl KeySeg {
             None => b,
         };
         let at = out.len();
-        let width = self.image_width();
+        let width = c.weights_len(self.length);
         out.resize(at + width, 0);
         let chars = self.length / c.mbmaxlen().max(1);
         let n = c
@@ -552,13 +555,30 @@ impl KeySeg {
                     dst[..n].copy_from_slice(&bytes[..n]);
                     dst[self.length..].copy_from_slice(&(n as u16).to_be_bytes());
                 } else {
-                    // Trailing spaces do not count under PAD SPACE, whatever the weights make
-                    // of them (cp1250_czech_cs weighs them as any character).
-                    let bytes = match c.pads_with_space() {
-                        true => &bytes[..c.trim_spaces(bytes).min(bytes.len())],
-                        false => bytes,
-                    };
-                    c.weights(bytes, self.length / c.mbmaxlen().max(1), dst);
+                    let chars = self.length / c.mbmaxlen().max(1);
+                    if c.pads_with_space() {
+                        // Trailing spaces do not count, whatever the weights make of them
+                        // (cp1250_czech_cs weighs them as any character).
+                        let bytes = &bytes[..c.trim_spaces(bytes).min(bytes.len())];
+                        c.weights(bytes, chars, dst);
+                    } else {
+                        // NO PAD pads weights with zeros, which makes 'x' and 'x\0' one image:
+                        // their weights' length follows (big-endian), so that a string sorts
+                        // after its prefixes, as the collation orders them.
+                        let (w, len) = dst.split_at_mut(dst.len() - 2);
+                        let n = match c.weights_unpadded(bytes, chars, w) {
+                            Some(n) => {
+                                let n = n.min(w.len());
+                                w[n..].fill(0);
+                                n
+                            }
+                            None => {
+                                c.weights(bytes, chars, w);
+                                w.len()
+                            }
+                        };
+                        len.copy_from_slice(&(n.min(usize::from(u16::MAX)) as u16).to_be_bytes());
+                    }
                 }
             }
             SegKind::Int { signed, .. } => {

@@ -9,39 +9,8 @@ use mysql::Conn;
 use rheap_harness::server::{Options, Server};
 use rheap_harness::sql::{global_status, session_status};
 
-/// The values grouped (SQL literals).
-const VALUES: &[&str] = &[
-    "'abc'",
-    "'ABC '",
-    "'abc  '",
-    "'Abc'",
-    "'äbc'",
-    "'abc\\t'",
-    "''",
-    "' '",
-    "'   '",
-    "NULL",
-    "'ß'",
-    "'ss'",
-    "'a'",
-    "'a '",
-    "'A'",
-    "'x\\0'",
-    "'x'",
-    "'x \\0'",
-    "'ǅ'",
-    "'Dž'",
-    "'ﬀ'",
-    "'ff'",
-    "'Straße'",
-    "'STRASSE'",
-];
-
-/// The collation that compares strings as C strings: tis620_thai_nopad_ci (strcmp after
-/// thai2sortable), to which a NUL ends a string, so 'x' and 'x\0' are one group. Its weights
-/// keep the NUL, as HEAP's hash and Aria's do; no engine grouping by weights matches that, so
-/// for it the values with a NUL are left out (`nul` is false for the others).
-const C_STRINGS: &str = "tis620_thai_nopad_ci";
+mod common;
+use common::{collations, C_STRINGS, VALUES};
 
 /// The groups, distinct rows and union rows of column `a` under `collation` (charset `cs`),
 /// with this session's settings.
@@ -100,12 +69,7 @@ fn every_collation_groups_as_aria_does() -> Result<()> {
         let nul = v.contains("\\0");
         c.query_drop(format!("INSERT INTO c VALUES ({v}, {}, {nul})", i % 3))?;
     }
-    let collations: Vec<(String, String)> = c.query(
-        "SELECT COLLATION_NAME, CHARACTER_SET_NAME FROM information_schema.COLLATIONS \
-         WHERE CHARACTER_SET_NAME IS NOT NULL \
-         ORDER BY COLLATION_NAME",
-    )?;
-    ensure!(collations.len() > 300, "{} collations", collations.len());
+    let collations = collations(&mut c)?;
     let served = global_status(&mut c, "Rheap_internal_tables_created")?;
     let mut differ = Vec::new();
     for (collation, cs) in &collations {

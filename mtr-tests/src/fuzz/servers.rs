@@ -20,11 +20,18 @@ use std::time::Duration;
 /// and large enough that none does.
 const SIZES: [u64; 2] = [16 * 1024, 64 * 1024 * 1024];
 
+/// PAD SPACE and NO PAD, on one level and on several (utf8mb4_uca1400_as_cs, cp1250_czech_cs).
 const COLLATIONS: &[&str] = &[
     "utf8mb4_general_ci",
     "utf8mb4_bin",
     "latin1_swedish_ci",
     "utf8mb4_unicode_ci",
+    "utf8mb4_general_nopad_ci",
+    "utf8mb4_nopad_bin",
+    "utf8mb4_uca1400_ai_ci",
+    "utf8mb4_uca1400_as_cs",
+    "latin1_german2_ci",
+    "cp1250_czech_cs",
 ];
 
 /// The data of a case: two tables' definitions and rows (each row an SQL tuple).
@@ -65,9 +72,20 @@ impl Data {
                 let s = if r.one_in(9) {
                     "NULL".to_string()
                 } else {
-                    let pieces = ["a", "A", "b", "é", "e", "x ", "Ab", "zz"];
-                    let s: String = (0..r.range(0, 3)).map(|_| *r.pick(&pieces)).collect();
-                    format!("'{s}{}'", r.below(groups as u64 / 3 + 1))
+                    // Case, accents, expansions, trailing spaces and NUL characters. Under NO
+                    // PAD, filesort's keys pad with zero weights, so 'x' and 'x\0' sort as equal
+                    // and their order is the engine's row addresses: no NUL there.
+                    let pieces = ["a", "A", "b", "é", "e", "x ", "Ab", "zz", "ß", "ss", "\\0"];
+                    let pieces = match collation.contains("nopad") {
+                        true => &pieces[..pieces.len() - 1],
+                        false => &pieces[..],
+                    };
+                    let s: String = (0..r.range(0, 3)).map(|_| *r.pick(pieces)).collect();
+                    // A number after the pieces, or (one in three) the pieces at the end.
+                    match r.one_in(3) {
+                        true => format!("'{s}'"),
+                        false => format!("'{s}{}'", r.below(groups as u64 / 3 + 1)),
+                    }
                 };
                 let d = format!("{}.{}", r.range(-50, 50), r.range(0, 99));
                 let dt = format!("'2024-01-{:02}'", r.range(1, 28));
