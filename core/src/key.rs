@@ -114,6 +114,10 @@ pub struct KeyDef {
 struct Short {
     /// Under PAD SPACE, the weight of a space, cut from the end of the weights.
     space: Option<Pad>,
+    /// For an 8-bit collation that weighs each byte by a table ([`Collation::byte_weights`]):
+    /// the table, and under PAD SPACE the one-byte weight of a space, so that the image is
+    /// made in one pass.
+    map: Option<(&'static [u8; 256], Option<u8>)>,
 }
 
 /// The unit a HASH key's images are cut of (see [`pad_unit`]).
@@ -429,11 +433,16 @@ impl KeySeg {
         }
         let mut w = [0u8; 16];
         let n = c.weights_unpadded(c.space(), 1, &mut w)?;
+        let map = c.byte_weights().filter(|_| c.mbmaxlen() == 1);
         if !c.pads_with_space() {
-            return Some(Short { space: None });
+            return Some(Short {
+                space: None,
+                map: map.map(|m| (m, None)),
+            });
         }
         (1..=8).contains(&n).then(|| Short {
             space: Some(Pad::new(w[..n].to_vec())),
+            map: map.filter(|_| n == 1).map(|m| (m, Some(w[0]))),
         })
     }
 
@@ -454,6 +463,23 @@ impl KeySeg {
         };
         if self.nullable() {
             out.push(1);
+        }
+        if let Some((map, space)) = short.map {
+            // One weight a byte, as `weights_unpadded` gives them; the bytes that weigh as a
+            // space at the end (trailing spaces among them) cut.
+            let b = &b[..b.len().min(self.length)];
+            let end = match space {
+                Some(sp) => b
+                    .iter()
+                    .rposition(|&x| map[usize::from(x)] != sp)
+                    .map_or(0, |i| i + 1),
+                None => b.len(),
+            };
+            out.extend(b[..end].iter().map(|&x| map[usize::from(x)]));
+            if more {
+                out.extend_from_slice(&(end as u32).to_le_bytes());
+            }
+            return;
         }
         let b = match short.space {
             Some(_) => &b[..c.trim_spaces(b).min(b.len())],
@@ -1286,6 +1312,35 @@ pub mod tests {
         }
     }
 
+    /// [`AsciiCi`] with unpadded weights but no weight table, so short images take the
+    /// general path.
+    #[derive(Debug)]
+    struct UnpaddedOnly;
+
+    impl Collation for UnpaddedOnly {
+        fn is_binary(&self) -> bool {
+            AsciiCi.is_binary()
+        }
+        fn mbmaxlen(&self) -> usize {
+            AsciiCi.mbmaxlen()
+        }
+        fn charpos(&self, s: &[u8], chars: usize) -> usize {
+            AsciiCi.charpos(s, chars)
+        }
+        fn weights_len(&self, len: usize) -> usize {
+            AsciiCi.weights_len(len)
+        }
+        fn weights(&self, s: &[u8], chars: usize, out: &mut [u8]) {
+            AsciiCi.weights(s, chars, out)
+        }
+        fn hash(&self, s: &[u8], nr1: &mut u64, nr2: &mut u64) {
+            AsciiCi.hash(s, nr1, nr2)
+        }
+        fn weights_unpadded(&self, s: &[u8], chars: usize, out: &mut [u8]) -> Option<usize> {
+            AsciiCi.weights_unpadded(s, chars, out)
+        }
+    }
+
     #[test]
     fn a_weight_table_gives_the_images_of_the_general_path() {
         // A nullable CHAR(3) at 1 (NULL bit 0x01 at 0), then a nullable VARCHAR(4) at 4
@@ -1317,6 +1372,9 @@ pub mod tests {
         // Short images: each segment's weights without trailing spaces', then its length.
         let short = key(Arc::new(AsciiCi));
         assert!(short.last_map.is_none() && short.pad.is_none());
+        let general = key(Arc::new(UnpaddedOnly));
+        assert!(short.short[0].as_ref().unwrap().map.is_some());
+        assert!(general.short[0].as_ref().unwrap().map.is_none());
         let mut seen: Vec<(Image, Image)> = Vec::new();
         let rec = |c: &[u8], v: Option<&[u8]>| {
             let mut r = vec![0u8; 9];
@@ -1359,6 +1417,7 @@ pub mod tests {
                 assert_eq!(slow.image_of_key(&k, 2).unwrap(), img, "{c:?} {v:?}");
                 let s = short.image_of_record(&r).unwrap();
                 assert_eq!(short.image_of_key(&k, 2).unwrap(), s, "{c:?} {v:?}");
+                assert_eq!(general.image_of_record(&r).unwrap(), s, "{c:?} {v:?}");
                 assert!(s.bytes.len() <= short.max_image);
                 seen.push((img, s));
             }
