@@ -120,10 +120,12 @@ struct Short {
     map: Option<(&'static [u8; 256], Option<u8>)>,
 }
 
-/// The unit a HASH key's images are cut of (see [`pad_unit`]).
+/// The unit a HASH key's images are cut of (see [`pad_unit`]): at most eight bytes, kept
+/// inline (making a key definition allocates nothing for it, so nothing there can fail).
 #[derive(Debug, Clone)]
 struct Pad {
-    unit: Vec<u8>,
+    bytes: [u8; 8],
+    len: u8,
     /// Eight bytes of units, when the unit's length divides eight: cut eight at a time.
     word: Option<u64>,
 }
@@ -132,7 +134,8 @@ impl Pad {
     /// The length of `b` without the units it ends in.
     #[inline]
     fn cut(&self, b: &[u8]) -> usize {
-        let p = self.unit.len();
+        let unit = self.unit();
+        let p = unit.len();
         let mut end = b.len();
         if let Some(word) = self.word {
             // Eight bytes (whole units) at a time while they are all padding.
@@ -142,13 +145,22 @@ impl Pad {
                 end -= 8;
             }
         }
-        while end >= p && bytes_eq(&b[end - p..end], &self.unit) {
+        while end >= p && bytes_eq(&b[end - p..end], unit) {
             end -= p;
         }
         end
     }
 
-    fn new(unit: Vec<u8>) -> Pad {
+    #[inline]
+    fn unit(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
+    }
+
+    /// The pad of `unit`, one to eight bytes.
+    fn new(unit: &[u8]) -> Pad {
+        assert!((1..=8).contains(&unit.len()), "a pad unit is 1 to 8 bytes");
+        let mut bytes = [0u8; 8];
+        bytes[..unit.len()].copy_from_slice(unit);
         let word = (8 % unit.len() == 0).then(|| {
             let mut w = [0u8; 8];
             w.iter_mut()
@@ -156,7 +168,11 @@ impl Pad {
                 .for_each(|(w, u)| *w = *u);
             u64::from_ne_bytes(w)
         });
-        Pad { unit, word }
+        Pad {
+            bytes,
+            len: unit.len() as u8,
+            word,
+        }
     }
 }
 
@@ -167,7 +183,7 @@ impl Pad {
 /// Cutting keeps images exactly as distinct as they were: all images of a key have one width,
 /// so two that are equal once cut were the same string of units before, followed by the same
 /// number of units. Only equality matters for a HASH key (order does not).
-fn pad_unit(algorithm: Algorithm, last: Option<&KeySeg>) -> Result<Option<Vec<u8>>> {
+fn pad_unit(algorithm: Algorithm, last: Option<&KeySeg>) -> Result<Option<Pad>> {
     let Some(s) = last else { return Ok(None) };
     let c = match &s.kind {
         SegKind::Text(c) | SegKind::VarText { collation: c, .. } => c,
@@ -183,9 +199,7 @@ fn pad_unit(algorithm: Algorithm, last: Option<&KeySeg>) -> Result<Option<Vec<u8
     let Some(p) = (1..=4.min(width)).find(|&p| empty.windows(p + 1).all(|w| w[0] == w[p])) else {
         return Ok(None);
     };
-    // The unit is the last `p` bytes: the vector becomes it, without another allocation.
-    empty.drain(..width - p);
-    Ok(Some(empty))
+    Ok(Some(Pad::new(&empty[width - p..])))
 }
 
 /// A segment's value, taken from a record or from a key.
@@ -441,7 +455,7 @@ impl KeySeg {
             });
         }
         (1..=8).contains(&n).then(|| Short {
-            space: Some(Pad::new(w[..n].to_vec())),
+            space: Some(Pad::new(&w[..n])),
             map: map.filter(|_| n == 1).map(|m| (m, Some(w[0]))),
         })
     }
@@ -714,13 +728,14 @@ impl KeyDef {
             k.max_image = k.image_len().max(k.format_len) + 4 * k.segs.len();
             return Ok(k);
         }
-        k.pad = pad_unit(algorithm, k.segs.last())?.map(Pad::new);
+        k.pad = pad_unit(algorithm, k.segs.last())?;
         k.unpadded_last = k.pad.is_some() && k.segs.last().is_some_and(KeySeg::weighs_bytes_alone);
         k.last_map = match (&k.pad, k.segs.last().map(|s| &s.kind)) {
-            (
-                Some(Pad { unit, .. }),
-                Some(SegKind::Text(c) | SegKind::VarText { collation: c, .. }),
-            ) if k.unpadded_last && unit.len() == 1 => c.byte_weights().map(|m| (m, unit[0])),
+            (Some(pad), Some(SegKind::Text(c) | SegKind::VarText { collation: c, .. }))
+                if k.unpadded_last && pad.len == 1 =>
+            {
+                c.byte_weights().map(|m| (m, pad.bytes[0]))
+            }
             _ => None,
         };
         k.raw = algorithm == Algorithm::Hash

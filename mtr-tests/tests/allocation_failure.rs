@@ -43,13 +43,26 @@ fn count(c: &mut Conn, sql: &str) -> Result<u64> {
     Ok(c.query_first::<u64, _>(sql)?.unwrap_or(0))
 }
 
+/// Fails with the server's error log when `c` lost the server while `sql` ran with failure
+/// `n`: a crash tells its story there, the client only sees a broken pipe.
+fn answers(server: &Server, c: &mut Conn, n: i64, sql: &str) -> Result<()> {
+    if c.query_drop("DO 1").is_err() {
+        bail!(
+            "with failure {n}, {sql}: the server is gone; error log:\n{}",
+            server.error_log()
+        );
+    }
+    Ok(())
+}
+
 /// Runs `sql` with allocation failing after `n` blocks; the switch is off again afterwards.
 /// Ok(true) when it succeeded, Ok(false) when it failed with an accepted error.
-fn with_failure(c: &mut Conn, n: i64, sql: &str) -> Result<bool> {
+fn with_failure(server: &Server, c: &mut Conn, n: i64, sql: &str) -> Result<bool> {
     c.query_drop(format!("SET GLOBAL rheap_debug_fail_alloc_after = {n}"))?;
     // Rows are read (an error may come after the result set's header, which query_drop
     // would not report).
     let r = c.query::<mysql::Row, _>(sql);
+    answers(server, c, n, sql)?;
     c.query_drop("SET GLOBAL rheap_debug_fail_alloc_after = -1")?;
     match r {
         Ok(_) => Ok(true),
@@ -128,7 +141,7 @@ fn failed_blocks_fail_the_statement_and_leave_tables_whole() -> Result<()> {
     loop {
         ensure!(n < MAX_N, "still failing after {MAX_N} blocks");
         c.query_drop("TRUNCATE TABLE f")?;
-        let ok = with_failure(&mut c, n, fill)?;
+        let ok = with_failure(&server, &mut c, n, fill)?;
         let rows = count(&mut c, "SELECT COUNT(*) FROM f")?;
         check_table(&mut c, rows)?;
         if ok {
@@ -141,7 +154,7 @@ fn failed_blocks_fail_the_statement_and_leave_tables_whole() -> Result<()> {
         c.query_drop(format!("{fill} WHERE i > {rows}"))?;
         check_table(&mut c, ROWS)?;
         // A single-row write that fails at once: nothing changes.
-        if !with_failure(&mut c, 0, "INSERT INTO f VALUES (0, 0, 'v0')")? {
+        if !with_failure(&server, &mut c, 0, "INSERT INTO f VALUES (0, 0, 'v0')")? {
             check_table(&mut c, ROWS)?;
         }
         n += 1;
@@ -171,7 +184,7 @@ fn failed_blocks_fail_the_statement_and_leave_tables_whole() -> Result<()> {
         let (mut failures, mut n) = (0, 0);
         loop {
             ensure!(n < MAX_N, "{sql}: still failing after {MAX_N} blocks");
-            let ok = with_failure(&mut c, n, sql)?;
+            let ok = with_failure(&server, &mut c, n, sql)?;
             ensure!(count(&mut c, "SELECT 1")? == 1, "server answers");
             ensure!(
                 global_status(&mut c, "Rheap_tables_live")? == live,
@@ -232,9 +245,10 @@ fn consistent(c: &mut Conn, table: &str) -> Result<u64> {
 
 /// Runs `sql` with the `n`th allocation of any kind failing; Ok(true) when it succeeded,
 /// Ok(false) when it failed with an accepted error. The switch is off afterwards.
-fn with_nth_failing(c: &mut Conn, n: i64, sql: &str) -> Result<bool> {
+fn with_nth_failing(server: &Server, c: &mut Conn, n: i64, sql: &str) -> Result<bool> {
     c.query_drop(format!("SET GLOBAL rheap_debug_fail_nth_alloc = {n}"))?;
     let r = c.query::<mysql::Row, _>(sql);
+    answers(server, c, n, sql)?;
     c.query_drop("SET GLOBAL rheap_debug_fail_nth_alloc = -1")?;
     match r {
         // The statements run again and again: a row written by an earlier run is a duplicate.
@@ -318,7 +332,7 @@ fn any_failed_allocation_fails_the_statement_not_the_server() -> Result<()> {
         }
         let mut failures = 0;
         for n in 1..=UP_TO {
-            if !with_nth_failing(&mut c, n, sql)? {
+            if !with_nth_failing(&server, &mut c, n, sql)? {
                 failures += 1;
             }
             ensure!(count(&mut c, "SELECT 1")? == 1, "the server answers");
@@ -457,7 +471,7 @@ fn failed_allocations_leave_every_count_of_memory_where_it_was() -> Result<()> {
     for sql in statements {
         // Once first: what the session and the server keep after a statement's first run
         // (caches, buffers) is there before the counts are taken.
-        with_nth_failing(&mut c, -1, sql)?;
+        with_nth_failing(&server, &mut c, -1, sql)?;
         let start = memory_counts(&mut c)?;
         ensure!(
             start.agree(),
@@ -465,7 +479,7 @@ fn failed_allocations_leave_every_count_of_memory_where_it_was() -> Result<()> {
         );
         let mut failures = 0;
         for n in 1..=UP_TO {
-            if !with_nth_failing(&mut c, n, sql)? {
+            if !with_nth_failing(&server, &mut c, n, sql)? {
                 failures += 1;
             }
             let now = memory_counts(&mut c)?;
@@ -505,7 +519,7 @@ fn failed_allocations_leave_every_count_of_memory_where_it_was() -> Result<()> {
             if !fill.is_empty() {
                 c.query_drop(fill)?;
             }
-            failures += usize::from(!with_nth_failing(&mut c, n, sql)?);
+            failures += usize::from(!with_nth_failing(&server, &mut c, n, sql)?);
             let now = memory_counts(&mut c)?;
             ensure!(
                 now.agree(),
