@@ -34,7 +34,7 @@ fn mode_of(mode: u32) -> Mode {
 ///
 /// # Safety
 /// `f.db` must point to `f.db_length` bytes, and `f.path` be NULL or a NUL-terminated string.
-unsafe fn facts_of(f: &rheap_share_facts) -> (ShareFacts<'_>, Option<std::borrow::Cow<'_, str>>) {
+unsafe fn facts_of(f: &rheap_share_facts) -> (ShareFacts<'_>, Option<&CStr>) {
     let db: &[u8] = if f.db.is_null() || f.db_length == 0 {
         &[]
     } else {
@@ -43,7 +43,7 @@ unsafe fn facts_of(f: &rheap_share_facts) -> (ShareFacts<'_>, Option<std::borrow
     };
     let path = (!f.path.is_null())
         // SAFETY: non-null, so NUL-terminated by the contract.
-        .then(|| unsafe { CStr::from_ptr(f.path) }.to_string_lossy());
+        .then(|| unsafe { CStr::from_ptr(f.path) });
     let facts = ShareFacts {
         internal_tmp: f.internal_tmp != 0,
         // A database name that is not UTF-8 is no schema the rules name.
@@ -75,7 +75,15 @@ pub unsafe extern "C" fn rheap_serves(mode: u32, facts: *const rheap_share_facts
         };
         // SAFETY: as above.
         let (facts, path) = unsafe { facts_of(f) };
-        serves(mode_of(mode), facts.kind(), path.as_deref()).map(u8::from)
+        let kind = facts.kind();
+        // An internal table goes by the mode alone: its path is not even read as text.
+        let name = path.filter(|_| kind != ShareKind::Internal);
+        serves(
+            mode_of(mode),
+            kind,
+            name.map(CStr::to_string_lossy).as_deref(),
+        )
+        .map(u8::from)
     })
 }
 
