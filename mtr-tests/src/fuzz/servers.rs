@@ -2,8 +2,10 @@
 //! (`rheap_takeover=INTERNAL`) get the same random data and the same random queries that
 //! build internal temporary tables (GROUP BY, WITH ROLLUP, DISTINCT, UNION, INTERSECT and
 //! EXCEPT, derived tables and views, IN-subqueries, window functions, CTEs), each run at a
-//! small `tmp_memory_table_size` (so that tables move to Aria) and at a large one. Results are
-//! compared row for row where the query orders its rows totally, as multisets elsewhere.
+//! small `tmp_memory_table_size` (so that tables move to Aria) and at a large one. One case in
+//! sixteen has up to 8,000 rows a table over as many groups (the others up to 1,500), so that
+//! tables of many blocks are compared too. Results are compared row for row where the query
+//! orders its rows totally, as multisets elsewhere.
 
 use super::outcome::Outcome;
 use super::report::{case_rng, out_dir, Mismatch, Mode, Progress, Report, SHRINK_BUDGET};
@@ -39,6 +41,8 @@ const COLLATIONS: &[&str] = &[
 pub struct Data {
     pub tables: [String; 2],
     pub rows: Vec<(usize, String)>,
+    /// Drawn large (see [`Data::draw`]): no query reads a table once per row of the other.
+    pub large: bool,
 }
 
 /// One query and whether its rows come in a defined order.
@@ -57,10 +61,19 @@ impl Data {
                  s VARCHAR(20) COLLATE {collation}, d DECIMAL(8,2), dt DATE) ENGINE=InnoDB"
             )
         };
-        let groups = *r.pick(&[3i64, 20, 300]);
+        // One case in sixteen is large: up to 8,000 rows a table over as many groups, whose
+        // temporary tables pass the small size by far and take several blocks at the large one.
+        let large = r.one_in(16);
+        let groups = match large {
+            true => 8_000,
+            false => *r.pick(&[3i64, 20, 300]),
+        };
         let mut rows = Vec::new();
         for t in 0..2 {
-            let most = *r.pick(&[30i64, 400, 1500]);
+            let most = match large {
+                true => 8_000,
+                false => *r.pick(&[30i64, 400, 1500]),
+            };
             let n = r.range(0, most);
             for id in 1..=n {
                 let g = r.range(0, groups);
@@ -95,6 +108,7 @@ impl Data {
         Data {
             tables: [table("t1"), table("t2")],
             rows,
+            large,
         }
     }
 
@@ -129,7 +143,8 @@ impl Data {
 }
 
 impl Query {
-    fn draw(r: &mut Rng) -> Query {
+    /// A query over the tables of [`Data`]; `large`: the data was drawn large.
+    fn draw(r: &mut Rng, large: bool) -> Query {
         let col = |r: &mut Rng| *r.pick(&["g", "h", "s", "dt"]);
         let cond = |r: &mut Rng| match r.below(5) {
             0 => format!("g > {}", r.range(0, 10)),
@@ -142,7 +157,12 @@ impl Query {
             sql,
             ordered: false,
         };
+        // Correlated subqueries (16) read t2 once per row of t1: not over large tables.
         match r.below(18) {
+            16 if large => unordered(
+                "SELECT g, COUNT(*), (SELECT MAX(s) FROM t2 WHERE t2.h = 1) FROM t1 GROUP BY g"
+                    .into(),
+            ),
             0 => {
                 let c = col(r);
                 let w = cond(r);
@@ -311,7 +331,7 @@ pub fn run(seed: u64, budget: Duration, max_mismatches: usize) -> Result<Report>
         pair.load(&data, &data.rows)
             .with_context(|| format!("loading servers case {case} of seed {seed}"))?;
         for _ in 0..30 {
-            let q = Query::draw(&mut r);
+            let q = Query::draw(&mut r, data.large);
             for size in SIZES {
                 report.statements += 2;
                 if let Some((want, got)) = pair.compare(&q, size)? {
@@ -418,6 +438,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn some_cases_are_large() {
+        let largest = (0..200)
+            .map(|seed| {
+                let d = Data::draw(&mut Rng::new(seed));
+                (0..2)
+                    .map(|t| d.rows.iter().filter(|(n, _)| *n == t).count())
+                    .max()
+                    .unwrap_or(0)
+            })
+            .filter(|&n| n > 1500)
+            .count();
+        // One in sixteen is drawn large, and most of those pass the small cases' most rows.
+        assert!(
+            (4..=30).contains(&largest),
+            "{largest} of 200 cases are large"
+        );
+    }
+
+    #[test]
     fn data_and_queries_come_from_the_seed() {
         let a = Data::draw(&mut Rng::new(3));
         let b = Data::draw(&mut Rng::new(3));
@@ -425,7 +464,8 @@ mod tests {
         assert_eq!(a.tables, b.tables);
         let mut r = Rng::new(9);
         for _ in 0..100 {
-            let q = Query::draw(&mut r);
+            let large = r.one_in(2);
+            let q = Query::draw(&mut r, large);
             assert!(
                 q.sql.starts_with("SELECT") || q.sql.starts_with("WITH"),
                 "{}",
