@@ -241,6 +241,16 @@ pub fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
+/// The length a VARCHAR's prefix in a record holds: one byte, or two little-endian.
+#[inline(always)]
+fn var_len(pre: &[u8]) -> usize {
+    match *pre {
+        [l] => usize::from(l),
+        [l0, l1, ..] => usize::from(u16::from_le_bytes([l0, l1])),
+        [] => 0,
+    }
+}
+
 fn slice(buf: &[u8], from: usize, len: usize) -> Result<&[u8]> {
     buf.get(from..from.saturating_add(len))
         .ok_or_else(|| Error::internal("key segment outside the buffer"))
@@ -312,13 +322,7 @@ impl KeySeg {
         let len = match &self.kind {
             SegKind::VarText { len_bytes, .. } => {
                 // The length prefix is compared with the bytes: a different length differs.
-                let pre = slice(a, self.start, *len_bytes)?;
-                len_bytes
-                    + if *len_bytes == 1 {
-                        usize::from(pre[0])
-                    } else {
-                        usize::from(u16::from_le_bytes([pre[0], pre[1]]))
-                    }
+                len_bytes + var_len(slice(a, self.start, *len_bytes)?)
             }
             SegKind::Bit { len, .. } if *len > 0 => {
                 return Ok(self.value_from_record(a)? == self.value_from_record(b)?);
@@ -351,11 +355,7 @@ impl KeySeg {
         let key = key.get(at..)?;
         let same = match &self.kind {
             SegKind::VarText { len_bytes, .. } => {
-                let pre = rec.get(self.start..self.start + len_bytes)?;
-                let len = match len_bytes {
-                    1 => usize::from(pre[0]),
-                    _ => usize::from(u16::from_le_bytes([pre[0], pre[1]])),
-                };
+                let len = var_len(rec.get(self.start..self.start + len_bytes)?);
                 let data = self.start + len_bytes;
                 len <= self.length
                     && *key.get(..2)? == (len as u16).to_le_bytes()
@@ -406,12 +406,7 @@ impl KeySeg {
                 collation,
                 len_bytes,
             } => {
-                let pre = slice(rec, self.start, *len_bytes)?;
-                let len = if *len_bytes == 1 {
-                    usize::from(pre[0])
-                } else {
-                    usize::from(u16::from_le_bytes([pre[0], pre[1]]))
-                };
+                let len = var_len(slice(rec, self.start, *len_bytes)?);
                 let data = slice(rec, self.start + len_bytes, len)?;
                 Value::Bytes(self.limit_chars(collation, data))
             }

@@ -43,16 +43,16 @@ fn count(c: &mut Conn, sql: &str) -> Result<u64> {
     Ok(c.query_first::<u64, _>(sql)?.unwrap_or(0))
 }
 
-/// Fails with the server's error log when `c` lost the server while `sql` ran with failure
-/// `n`: a crash tells its story there, the client only sees a broken pipe.
-fn answers(server: &Server, c: &mut Conn, n: i64, sql: &str) -> Result<()> {
-    if c.query_drop("DO 1").is_err() {
-        bail!(
-            "with failure {n}, {sql}: the server is gone; error log:\n{}",
+/// Turns failure switch `var` off after `sql` ran with failure `n`. When that fails the
+/// server is gone: the error tells its story from the server's log, where a crash leaves it
+/// (the client only sees a broken pipe).
+fn disarm(server: &Server, c: &mut Conn, var: &str, n: i64, sql: &str) -> Result<()> {
+    c.query_drop(format!("SET GLOBAL {var} = -1")).map_err(|e| {
+        anyhow::anyhow!(
+            "with failure {n}, {sql}: the server is gone ({e}); error log:\n{}",
             server.error_log()
-        );
-    }
-    Ok(())
+        )
+    })
 }
 
 /// Runs `sql` with allocation failing after `n` blocks; the switch is off again afterwards.
@@ -62,8 +62,7 @@ fn with_failure(server: &Server, c: &mut Conn, n: i64, sql: &str) -> Result<bool
     // Rows are read (an error may come after the result set's header, which query_drop
     // would not report).
     let r = c.query::<mysql::Row, _>(sql);
-    answers(server, c, n, sql)?;
-    c.query_drop("SET GLOBAL rheap_debug_fail_alloc_after = -1")?;
+    disarm(server, c, "rheap_debug_fail_alloc_after", n, sql)?;
     match r {
         Ok(_) => Ok(true),
         Err(mysql::Error::MySqlError(e)) if ACCEPTED.contains(&e.code) => Ok(false),
@@ -248,8 +247,7 @@ fn consistent(c: &mut Conn, table: &str) -> Result<u64> {
 fn with_nth_failing(server: &Server, c: &mut Conn, n: i64, sql: &str) -> Result<bool> {
     c.query_drop(format!("SET GLOBAL rheap_debug_fail_nth_alloc = {n}"))?;
     let r = c.query::<mysql::Row, _>(sql);
-    answers(server, c, n, sql)?;
-    c.query_drop("SET GLOBAL rheap_debug_fail_nth_alloc = -1")?;
+    disarm(server, c, "rheap_debug_fail_nth_alloc", n, sql)?;
     match r {
         // The statements run again and again: a row written by an earlier run is a duplicate.
         Ok(_) | Err(mysql::Error::MySqlError(mysql::MySqlError { code: 1062, .. })) => Ok(true),
