@@ -104,6 +104,45 @@ pub fn stage(so: &Path, dest: &Path) -> Result<PathBuf> {
     Ok(dest.to_path_buf())
 }
 
+/// The symbol of the shim's `st_mysql_storage_engine`: its one field is the interface version
+/// the server checks at load, `MYSQL_VERSION_ID << 8` of the headers the plugin was built with.
+pub const INTERFACE_SYMBOL: &str = "rheap_storage_engine";
+
+/// Where in `image` (a built `ha_rheap.so`) the interface version is: the file offset of
+/// [`INTERFACE_SYMBOL`].
+pub fn interface_version_offset(image: &[u8]) -> Result<usize> {
+    use object::{Object, ObjectSection, ObjectSymbol};
+    let file = object::File::parse(image).context("reading the plugin as an ELF file")?;
+    let sym = file
+        .symbols()
+        .find(|s| s.name() == Ok(INTERFACE_SYMBOL))
+        .with_context(|| format!("the plugin has no symbol {INTERFACE_SYMBOL}"))?;
+    let section = file.section_by_index(
+        sym.section_index()
+            .with_context(|| format!("{INTERFACE_SYMBOL} has no section"))?,
+    )?;
+    let (start, _) = section
+        .file_range()
+        .with_context(|| format!("{INTERFACE_SYMBOL} is not in the file"))?;
+    Ok((start + sym.address() - section.address()) as usize)
+}
+
+/// The `MYSQL_VERSION_ID` (10.11.18 is 101118) of the server headers `image` was built with:
+/// the only server version that loads it.
+pub fn server_version_id(image: &[u8]) -> Result<u32> {
+    let at = interface_version_offset(image)?;
+    let bytes = image
+        .get(at..at + 4)
+        .context("the interface version lies past the end of the file")?;
+    let version = i32::from_ne_bytes(bytes.try_into()?);
+    let id = u32::try_from(version >> 8)?;
+    anyhow::ensure!(
+        (100000..200000).contains(&id),
+        "interface version {version:#x} is not MYSQL_VERSION_ID << 8 of a MariaDB 10 or 11 server"
+    );
+    Ok(id)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

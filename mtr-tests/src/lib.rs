@@ -1,4 +1,5 @@
-//! rheap's tests beyond the engine's own: mysql-test-run suites and their runner, the server's
+//! rheap's tests beyond the engine's own: mysql-test-run suites and their runner, the clean-room
+//! install test of the Debian package, the server's
 //! storage_engine suite and upstream conformance, the stress run, the differential fuzzer, and
 //! the CI driver (`src/bin/rheap-dev.rs`). The private servers they start, and the staged
 //! plugin directory, come from `rheap-harness`; nothing here builds the plugin
@@ -7,6 +8,7 @@
 //! Nothing here mocks the server: every test starts a real `mariadbd` from the installed
 //! packages, in a temporary directory of its own, reached over a socket in that directory.
 
+pub mod cleanroom;
 pub mod conformance;
 pub mod created_files;
 pub mod docker_check;

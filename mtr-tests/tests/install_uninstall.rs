@@ -21,7 +21,7 @@ fn install_then_uninstall_keeps_the_server_running() -> anyhow::Result<()> {
         query_text(&mut c, "SELECT PLUGIN_NAME, PLUGIN_STATUS, PLUGIN_TYPE, PLUGIN_LIBRARY, PLUGIN_MATURITY FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'RHEAP'")?,
         @r"
     PLUGIN_NAME	PLUGIN_STATUS	PLUGIN_TYPE	PLUGIN_LIBRARY	PLUGIN_MATURITY
-    RHEAP	ACTIVE	STORAGE ENGINE	ha_rheap.so	Stable
+    RHEAP	ACTIVE	STORAGE ENGINE	ha_rheap.so	Gamma
     "
     );
     // A table that existed and was dropped leaves nothing open.

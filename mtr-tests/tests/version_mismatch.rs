@@ -6,39 +6,17 @@
 //! release. To the server that is exactly a plugin built against other headers.
 
 use mysql::prelude::Queryable;
-use object::{Object, ObjectSection, ObjectSymbol};
+use rheap_harness::plugin::{interface_version_offset, server_version_id};
 use rheap_harness::server::{Options, Server};
 use rheap_harness::sql::{error_text, rheap_available};
-
-/// The file offset of the symbol `name`.
-fn symbol_offset(image: &[u8], name: &str) -> anyhow::Result<usize> {
-    let file = object::File::parse(image)?;
-    let sym = file
-        .symbols()
-        .find(|s| s.name() == Ok(name))
-        .ok_or_else(|| anyhow::anyhow!("no symbol {name}"))?;
-    let section = file.section_by_index(
-        sym.section_index()
-            .ok_or_else(|| anyhow::anyhow!("{name} has no section"))?,
-    )?;
-    let (start, _) = section
-        .file_range()
-        .ok_or_else(|| anyhow::anyhow!("{name} is not in the file"))?;
-    Ok((start + sym.address() - section.address()) as usize)
-}
 
 #[test]
 fn other_server_version_refuses_the_plugin() -> anyhow::Result<()> {
     let staged = rheap_harness::plugin::dir()?;
     let mut image = std::fs::read(staged.join("ha_rheap.so"))?;
-    let at = symbol_offset(&image, "rheap_storage_engine")?;
-    let version = i32::from_ne_bytes(image[at..at + 4].try_into()?);
-    let version_id = version >> 8;
-    assert!(
-        (100000..200000).contains(&version_id),
-        "interface version {version:#x} is MYSQL_VERSION_ID << 8"
-    );
-    image[at..at + 4].copy_from_slice(&((version_id - 1) << 8).to_ne_bytes());
+    let version_id = server_version_id(&image)?;
+    let at = interface_version_offset(&image)?;
+    image[at..at + 4].copy_from_slice(&(((version_id - 1) << 8) as i32).to_ne_bytes());
 
     let other = tempfile::tempdir()?;
     std::fs::write(other.path().join("ha_rheap.so"), &image)?;

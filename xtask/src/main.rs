@@ -5,6 +5,8 @@
 //! - `cargo xtask dist --pgo`: the same from a profile-guided build ([`pgo`]).
 //! - `cargo xtask dist --failpoints`: the test-only fault-injection variant, in
 //!   `target/dist/failpoints/`.
+//! - `cargo xtask package`: the Debian package `mariadb-plugin-rheap_<version>_<arch>.deb` in
+//!   `target/package/`, from what `dist` left, for the installed server ([`package`]).
 //! - `cargo xtask cycles`: fails when a crate of the workspace has an import cycle between its
 //!   modules ([`cycles`]).
 //!
@@ -14,6 +16,7 @@
 mod cargo;
 mod cycles;
 mod dist;
+mod package;
 mod pgo;
 
 use anyhow::Result;
@@ -45,6 +48,10 @@ enum Command {
         #[arg(long)]
         failpoints: bool,
     },
+    /// Build the Debian package mariadb-plugin-rheap_<version>_<arch>.deb into target/package
+    /// from the plugin in target/dist (run `cargo xtask dist` first), for the installed
+    /// mariadb-server's exact version.
+    Package,
     /// Check that no workspace crate has an import cycle between its modules (files); prints
     /// each cycle and exits 1 if there is one.
     Cycles,
@@ -63,6 +70,7 @@ fn main() {
             };
             dist::run(kind).map(|()| true)
         }
+        Command::Package => package::run().map(|_| true),
         Command::Cycles => cycles::run(&rheap_harness::paths::workspace()),
     };
     match result {

@@ -1,7 +1,11 @@
 # The rheap suite: ENGINE=RHEAP through the real mysql-test-run. Every test also passes,
 # unchanged, with RHEAP_ENGINE=MEMORY: the result files are MEMORY's behaviour.
-# suite.opt loads ha_rheap.so from $RHEAP_PLUGIN_DIR; by default that is this repository's
-# staged build output (target/plugin, staged by rheap-dev or ci/test from `cargo xtask dist`'s target/dist).
+#
+# suite.opt loads ha_rheap.so from $RHEAP_PLUGIN_DIR. When that is not set, it is the server's
+# plugin directory if ha_rheap.so is installed there (the mariadb-plugin-rheap package, whose
+# suites live under mysql-test/plugin/rheap/: mtr then names the library in $HA_RHEAP_SO), else
+# this repository's staged build output (target/plugin, staged by rheap-dev or ci/test from
+# `cargo xtask dist`'s target/dist). With neither, the suite is skipped and says why.
 package My::Suite::Rheap;
 
 @ISA = qw(My::Suite);
@@ -11,9 +15,12 @@ use Cwd qw(abs_path);
 
 # The engine the tests run on: RHEAP, or MEMORY to show the same results come from MEMORY.
 $ENV{RHEAP_ENGINE} ||= "RHEAP";
-$ENV{RHEAP_PLUGIN_DIR} ||= abs_path(dirname(__FILE__) . "/../../..") . "/target/plugin";
 
-return "No ha_rheap.so in $ENV{RHEAP_PLUGIN_DIR} (build it with: cargo xtask dist; rheap-dev stages it in target/plugin)"
+$ENV{RHEAP_PLUGIN_DIR} ||= ($ENV{HA_RHEAP_SO} && -f "$::plugindir/$ENV{HA_RHEAP_SO}")
+  ? $::plugindir
+  : abs_path(dirname(__FILE__) . "/../../..") . "/target/plugin";
+
+return "No ha_rheap.so in $ENV{RHEAP_PLUGIN_DIR} (install mariadb-plugin-rheap, or build it with: cargo xtask dist; rheap-dev stages it in target/plugin)"
   unless -f "$ENV{RHEAP_PLUGIN_DIR}/ha_rheap.so";
 
 bless { };

@@ -1,6 +1,11 @@
 # The rheap_takeover suite: RHEAP serving MEMORY's tables (rheap_takeover) through the real
-# mysql-test-run. suite.opt loads ha_rheap.so from $RHEAP_PLUGIN_DIR (default: this repository's
-# target/plugin); the suite is skipped, with the reason, when no plugin is built.
+# mysql-test-run.
+#
+# suite.opt loads ha_rheap.so from $RHEAP_PLUGIN_DIR. When that is not set, it is the server's
+# plugin directory if ha_rheap.so is installed there (the mariadb-plugin-rheap package, whose
+# suites live under mysql-test/plugin/rheap/: mtr then names the library in $HA_RHEAP_SO), else
+# this repository's staged build output (target/plugin, staged by rheap-dev or ci/test from
+# `cargo xtask dist`'s target/dist). With neither, the suite is skipped and says why.
 package My::Suite::Rheap_takeover;
 
 @ISA = qw(My::Suite);
@@ -8,9 +13,11 @@ package My::Suite::Rheap_takeover;
 use File::Basename qw(dirname);
 use Cwd qw(abs_path);
 
-$ENV{RHEAP_PLUGIN_DIR} ||= abs_path(dirname(__FILE__) . "/../../..") . "/target/plugin";
+$ENV{RHEAP_PLUGIN_DIR} ||= ($ENV{HA_RHEAP_SO} && -f "$::plugindir/$ENV{HA_RHEAP_SO}")
+  ? $::plugindir
+  : abs_path(dirname(__FILE__) . "/../../..") . "/target/plugin";
 
-return "No ha_rheap.so in $ENV{RHEAP_PLUGIN_DIR} (build it with: cargo xtask dist; rheap-dev stages it in target/plugin)"
+return "No ha_rheap.so in $ENV{RHEAP_PLUGIN_DIR} (install mariadb-plugin-rheap, or build it with: cargo xtask dist; rheap-dev stages it in target/plugin)"
   unless -f "$ENV{RHEAP_PLUGIN_DIR}/ha_rheap.so";
 
 bless { };

@@ -24,12 +24,14 @@
 //!   mariadbd); fails on any valgrind error whose stack passes through rheap. Slow (several
 //!   minutes); not part of `test`.
 //! - `docker-check`: the checks of docker/ that need no Docker engine.
+//! - `cleanroom`: the clean-room install test of the Debian package (`cargo xtask package`)
+//!   in a fresh minimal Debian 12 root (src/cleanroom.rs).
 //! - `fuzz [--minutes N] [--seed S] [--mode twin|servers|both]`: the differential fuzzer
 //!   (src/fuzz): MEMORY against RHEAP twin tables, and a stock server against one with rheap;
 //!   prints statements run, statements per second and mismatches, and writes each mismatch,
 //!   shrunk, as an mtr test case under target/fuzz/.
-//! - `test`: every check, in order (the plugin's two builds by `cargo xtask dist` first, then
-//!   the short stress run among the rest), with progress; the last line is
+//! - `test`: every check, in order (the plugin's two builds by `cargo xtask dist` first, the
+//!   package and its clean-room test, the short stress run among the rest), with progress; the last line is
 //!   `N passed, N failed, N skipped` over everything that ran.
 
 use anyhow::{bail, Result};
@@ -37,7 +39,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use mysql::prelude::Queryable;
 use rheap_harness::server::{Options, Server};
 use rheap_harness::{paths, plugin, process, sql};
-use rheap_mtr_tests::{conformance, docker_check, fuzz, mtr, storage_engine, stress};
+use rheap_mtr_tests::{cleanroom, conformance, docker_check, fuzz, mtr, storage_engine, stress};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -142,6 +144,10 @@ enum Command {
     },
     /// The checks of docker/ that need no Docker engine (hadolint, compose schema, scripts).
     DockerCheck,
+    /// The clean-room install test: the package in target/package (`cargo xtask package`)
+    /// into a fresh minimal Debian 12 root with Debian's server: install, load, takeover, no
+    /// mmap per statement, plain mtr, removal. Needs root and the network (debootstrap, apt).
+    Cleanroom,
     /// Our rheap suite under mysql-test-run --valgrind (several minutes; not in `test`).
     Valgrind {
         /// Arguments for mysql-test-run.
@@ -227,6 +233,10 @@ fn main() {
         }
         Command::DockerCheck => {
             report(&[docker_tally()]);
+            Ok(())
+        }
+        Command::Cleanroom => {
+            report(&cleanroom_tallies());
             Ok(())
         }
         Command::Valgrind { mtr_args } => {
@@ -361,10 +371,7 @@ fn storage_engine_tally(extra: &[String]) -> Tally {
                 notes,
             }
         }
-        Err(e) => Tally {
-            notes: vec![format!("{e:#}")],
-            ..Tally::check(name, false)
-        },
+        Err(e) => Tally::failure(name, &e),
     }
 }
 
@@ -436,10 +443,7 @@ fn valgrind_tally(extra: &[String]) -> Tally {
             }
             t
         }
-        Err(e) => Tally {
-            notes: vec![format!("{e:#}")],
-            ..Tally::check(name, false)
-        },
+        Err(e) => Tally::failure(name, &e),
     }
 }
 
@@ -468,10 +472,7 @@ fn fuzz_tally(mode: fuzz::Mode, seed: u64, budget: Duration) -> Tally {
                     .collect(),
             }
         }
-        Err(e) => Tally {
-            notes: vec![format!("{e:#}")],
-            ..Tally::check(&name, false)
-        },
+        Err(e) => Tally::failure(&name, &e),
     }
 }
 
@@ -497,11 +498,33 @@ fn stress_tally(cfg: stress::Config) -> Tally {
                 notes,
             }
         }
-        Err(e) => Tally {
-            notes: vec![format!("{e:#}")],
-            ..Tally::check(&name, false)
-        },
+        Err(e) => Tally::failure(&name, &e),
     }
+}
+
+/// The clean-room install test of the package in target/package, one row per step.
+fn cleanroom_tallies() -> Vec<Tally> {
+    // SAFETY: geteuid(2) has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return vec![Tally {
+            notes: vec!["needs root (debootstrap, chroot, mount)".into()],
+            ..Tally::check("clean room", false)
+        }];
+    }
+    let deb = match cleanroom::built_package() {
+        Ok(deb) => deb,
+        Err(e) => return vec![Tally::failure("clean room", &e)],
+    };
+    cleanroom::run(&deb)
+        .into_iter()
+        .map(|s| {
+            let name = format!("clean room: {}", s.name);
+            match s.result {
+                Ok(_) => Tally::check(&name, true),
+                Err(e) => Tally::failure(&name, &e),
+            }
+        })
+        .collect()
 }
 
 /// What one step counted.
@@ -540,14 +563,19 @@ impl Tally {
         t
     }
 
+    /// A step that failed, with the reason.
+    fn failure(name: &str, e: &anyhow::Error) -> Tally {
+        Tally {
+            notes: vec![format!("{e:#}")],
+            ..Tally::check(name, false)
+        }
+    }
+
     /// An mtr step, or one failure with the reason when it could not run at all.
     fn mtr_result(name: &str, r: Result<mtr::Summary>) -> Tally {
         match r {
             Ok(s) => Tally::mtr(name, &s),
-            Err(e) => Tally {
-                notes: vec![format!("{e:#}")],
-                ..Tally::check(name, false)
-            },
+            Err(e) => Tally::failure(name, &e),
         }
     }
 }
@@ -604,7 +632,7 @@ fn test() -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let started = Instant::now();
     let mut tallies = Vec::new();
-    let steps = 15;
+    let steps = 17;
     let mut step = 0;
     let mut header = |what: &str| {
         step += 1;
@@ -689,6 +717,15 @@ fn test() -> Result<()> {
         run_echo(&bench.display().to_string(), &["--smoke"])?.0,
     ));
 
+    header("the Debian package: cargo xtask package (from target/dist)");
+    tallies.push(Tally::check(
+        "cargo xtask package",
+        run_echo(&cargo, &["xtask", "package"])?.0,
+    ));
+
+    header("clean room: the package into a fresh Debian 12 root with Debian's server");
+    tallies.extend(cleanroom_tallies());
+
     header("mtr: our rheap suite on ENGINE=RHEAP");
     tallies.push(Tally::mtr_result("mtr rheap suite", our_mtr("RHEAP", &[])));
 
@@ -755,10 +792,7 @@ fn dist_step(
             std::env::set_var(var, &dir);
             Tally::check(&name, true)
         }
-        Err(e) => Tally {
-            notes: vec![format!("{e:#}")],
-            ..Tally::check(&name, false)
-        },
+        Err(e) => Tally::failure(&name, &e),
     }
 }
 
