@@ -2,28 +2,23 @@
 //! `cargo xtask package` built, installed the way a DBA would into a fresh, minimal Debian 12
 //! root with Debian's own server, then used, tested with plain mysql-test-run, and removed.
 //!
-//! The root is `debootstrap --variant=minbase bookworm`, made once into
-//! `target/cleanroom/bookworm` and copied afresh for every run into `target/cleanroom/run`.
-//! Every command runs in it through `chroot`, as root, with `/proc` mounted; the server is
-//! started and stopped by Debian's own init script on its standard datadir. Two settings are
-//! added to the distribution's configuration, in `99-cleanroom.cnf`: `skip-networking` (the
-//! root shares this machine's network, and the tests' private servers are not to meet it on
-//! port 3306) and an error-log file in place of syslog, which a chroot has none of, so that
-//! the test can read what the server said. Its mmap count is taken by this machine's strace,
+//! The root ([`crate::root`]) is `debootstrap --variant=minbase bookworm`, made once and copied
+//! afresh for every run into `target/cleanroom/cleanroom`; every command runs in it through
+//! `chroot`, as root. The server is started and stopped by Debian's own init script on its
+//! standard datadir. Two settings are added to the distribution's configuration, in
+//! `99-cleanroom.cnf`: `skip-networking` (the root shares this machine's network, and the
+//! tests' private servers are not to meet it on port 3306) and an error-log file in place of
+//! syslog, which a chroot has none of, so that the test can read what the server said. Its mmap count is taken by this machine's strace,
 //! attached to the server's process, over a connection through the socket in the root.
-//!
-//! Environment: `RHEAP_DEBIAN_MIRROR` (default `http://deb.debian.org/debian`) and
-//! `RHEAP_DEBIAN_SECURITY_MIRROR` (default `http://deb.debian.org/debian-security`).
 
-use anyhow::{bail, ensure, Context, Result};
+use crate::root::{output, tail, Root, SUITE};
+use anyhow::{ensure, Context, Result};
 use mysql::prelude::Queryable;
 use rheap_harness::{paths, syscalls};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-/// The suite the root is made of.
-const SUITE: &str = "bookworm";
 /// SHOW INDEX statements of the mmap probe.
 const PROBE_STATEMENTS: usize = 200;
 /// What the test adds to the distribution's configuration (see the module's comment).
@@ -101,10 +96,10 @@ pub fn run(deb: &Path) -> Vec<Step> {
             return steps;
         }
     };
-    let mut root: Option<Root> = None;
+    let mut root: Option<Room> = None;
     let ok = step(&format!("a fresh minimal {SUITE} root"), &mut || {
-        let (r, how) = Root::fresh()?;
-        root = Some(r);
+        let (r, how) = Root::fresh("cleanroom")?;
+        root = Some(Room(r));
         Ok(how)
     });
     let Some(root) = root.filter(|_| ok) else {
@@ -213,7 +208,7 @@ enum Engine {
 /// The mmap probe, judged: on stock, HEAP maps and unmaps a block per statement (fewer calls
 /// than one a statement would mean the probe does not see them); on rheap, less than one call
 /// in twenty statements.
-fn judged_probe(root: &Root, engine: Engine) -> Result<String> {
+fn judged_probe(root: &Room, engine: Engine) -> Result<String> {
     let s = root.mmap_probe()?;
     let seen = format!(
         "{:.2} mmap+munmap per statement ({} mmap, {} munmap over {} statements)",
@@ -255,114 +250,24 @@ fn package_server_version(deb: &Path) -> Result<String> {
         })
 }
 
-/// A command's standard output; fails with both streams.
-fn output(cmd: &mut Command) -> Result<String> {
-    let out = cmd.output().with_context(|| format!("running {cmd:?}"))?;
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    if !out.status.success() {
-        bail!(
-            "{cmd:?} failed ({}):\n{}{}",
-            out.status,
-            tail(&text, 30),
-            tail(&String::from_utf8_lossy(&out.stderr), 30)
-        );
+/// The root the clean room runs in, with the server's service stopped when it goes.
+struct Room(Root);
+
+impl std::ops::Deref for Room {
+    type Target = Root;
+    fn deref(&self) -> &Root {
+        &self.0
     }
-    Ok(text)
 }
 
-/// The last `n` lines of `text`.
-fn tail(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut s = lines[lines.len().saturating_sub(n)..].join("\n");
-    s.push('\n');
-    s
+impl Drop for Room {
+    fn drop(&mut self) {
+        // Stopped as a DBA would; the root then kills whatever is left.
+        let _ = self.service("stop");
+    }
 }
 
-/// A fresh copy of the minimal root, with `/proc` mounted while it lives.
-pub struct Root {
-    dir: PathBuf,
-}
-
-impl Root {
-    /// Makes the cached base root if there is none, and a fresh copy of it.
-    pub fn fresh() -> Result<(Root, String)> {
-        let top = paths::target().join("cleanroom");
-        let base = top.join(SUITE);
-        let stamp = top.join(format!("{SUITE}.ok"));
-        let mirror = mirror();
-        let mut how = format!("base {} cached", base.display());
-        if std::fs::read_to_string(&stamp).ok().as_deref() != Some(mirror.as_str()) {
-            let partial = top.join(format!("{SUITE}.partial"));
-            remove_root(&partial)?;
-            remove_root(&base)?;
-            std::fs::create_dir_all(&top)?;
-            println!(
-                "[cleanroom] debootstrap --variant=minbase {SUITE} from {mirror} (about a minute)"
-            );
-            let t = Instant::now();
-            output(
-                Command::new("debootstrap")
-                    .args(["--variant=minbase", SUITE])
-                    .arg(&partial)
-                    .arg(&mirror),
-            )
-            .context("debootstrap (apt-get install debootstrap; ci/setup does)")?;
-            std::fs::rename(&partial, &base)?;
-            std::fs::write(&stamp, &mirror)?;
-            how = format!("debootstrap made {} in {:.0?}", base.display(), t.elapsed());
-        }
-        let dir = top.join("run");
-        remove_root(&dir)?;
-        output(Command::new("cp").args(["-a"]).arg(&base).arg(&dir))?;
-        output(
-            Command::new("mount")
-                .args(["-t", "proc", "proc"])
-                .arg(dir.join("proc")),
-        )?;
-        let root = Root { dir };
-        // What an installed machine or a container has and a debootstrap root lacks: a resolver
-        // and a localhost (mysql-test-run listens on it).
-        std::fs::copy("/etc/resolv.conf", root.path("etc/resolv.conf"))?;
-        std::fs::write(
-            root.path("etc/hosts"),
-            "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n",
-        )?;
-        let security = std::env::var("RHEAP_DEBIAN_SECURITY_MIRROR")
-            .unwrap_or_else(|_| "http://deb.debian.org/debian-security".into());
-        std::fs::write(
-            root.path("etc/apt/sources.list"),
-            format!(
-                "deb {mirror} {SUITE} main\ndeb {mirror} {SUITE}-updates main\n\
-                 deb {security} {SUITE}-security main\n"
-            ),
-        )?;
-        Ok((root, how))
-    }
-
-    /// `rel` (relative to the root) as a path of this machine.
-    pub fn path(&self, rel: &str) -> PathBuf {
-        self.dir.join(rel)
-    }
-
-    /// Runs `script` with `/bin/sh` in the root; its standard output, or an error with both
-    /// streams.
-    pub fn sh(&self, script: &str) -> Result<String> {
-        output(
-            Command::new("chroot")
-                .arg(&self.dir)
-                .args(["/bin/sh", "-c", script])
-                .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
-                .env("LC_ALL", "C.UTF-8"),
-        )
-    }
-
-    /// Copies `file` into the root's /tmp; returns its path inside the root.
-    pub fn copy_in(&self, file: &Path) -> Result<String> {
-        let name = file.file_name().context("a file name")?.to_string_lossy();
-        std::fs::copy(file, self.path("tmp").join(&*name))?;
-        Ok(format!("/tmp/{name}"))
-    }
-
+impl Room {
     /// Installs Debian's mariadb-server (and mariadb-test, for mtr) at `version`, the one the
     /// package depends on, as a DBA who wants that release would: with apt, pinning the
     /// server's source package to it. The maintainer scripts cannot start the service (a
@@ -434,16 +339,15 @@ impl Root {
 
     /// Plain mysql-test-run of our installed suites, as a MariaDB developer runs it.
     fn plain_mtr(&self) -> Result<String> {
-        let out = Command::new("chroot")
-            .arg(&self.dir)
-            .args([
+        let out = self
+            .command(
                 "/bin/sh",
-                "-c",
-                "cd /usr/share/mysql/mysql-test && ./mtr --suite=rheap,rheap_takeover \
-                 --parallel=2 --force 2>&1",
-            ])
-            .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
-            .env("LC_ALL", "C.UTF-8")
+                &[
+                    "-c",
+                    "cd /usr/share/mysql/mysql-test && ./mtr --suite=rheap,rheap_takeover \
+                     --parallel=2 --force 2>&1",
+                ],
+            )
             .output()?;
         let text = String::from_utf8_lossy(&out.stdout);
         let outcomes: Vec<(String, &str)> = text
@@ -472,42 +376,4 @@ impl Root {
             count("skipped")
         ))
     }
-}
-
-impl Drop for Root {
-    fn drop(&mut self) {
-        // Stop the server if it runs, then unmount; the copy stays for a look until the next run.
-        let _ = self.service("stop");
-        let _ = output(Command::new("umount").arg(self.dir.join("proc")));
-    }
-}
-
-/// `RHEAP_DEBIAN_MIRROR`, else deb.debian.org.
-fn mirror() -> String {
-    std::env::var("RHEAP_DEBIAN_MIRROR").unwrap_or_else(|_| "http://deb.debian.org/debian".into())
-}
-
-/// Removes a root directory left by an earlier run: unmounts what is mounted under it first,
-/// and never crosses into another file system.
-fn remove_root(dir: &Path) -> Result<()> {
-    if !dir.exists() {
-        return Ok(());
-    }
-    let prefix = dir.display().to_string();
-    let mounts = std::fs::read_to_string("/proc/self/mounts")?;
-    let mut under: Vec<&str> = mounts
-        .lines()
-        .filter_map(|l| l.split_whitespace().nth(1))
-        .filter(|m| m.starts_with(&format!("{prefix}/")))
-        .collect();
-    under.sort_by_key(|m| std::cmp::Reverse(m.len()));
-    for m in under {
-        output(Command::new("umount").arg(m))?;
-    }
-    output(
-        Command::new("rm")
-            .args(["-rf", "--one-file-system"])
-            .arg(dir),
-    )?;
-    Ok(())
 }

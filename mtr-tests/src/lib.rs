@@ -10,10 +10,12 @@
 
 pub mod cleanroom;
 pub mod conformance;
+pub mod container_recipe;
 pub mod created_files;
 pub mod docker_check;
 pub mod fuzz;
 pub mod list_file;
 pub mod mtr;
+pub mod root;
 pub mod storage_engine;
 pub mod stress;

@@ -24,6 +24,8 @@
 //!   mariadbd); fails on any valgrind error whose stack passes through rheap. Slow (several
 //!   minutes); not part of `test`.
 //! - `docker-check`: the checks of docker/ that need no Docker engine.
+//! - `container-recipe`: docker/Dockerfile's instructions run in a fresh Debian 12 root, then
+//!   the container's `ci/test` and `ci/bench --smoke` (src/container_recipe.rs; not in `test`).
 //! - `cleanroom`: the clean-room install test of the Debian package (`cargo xtask package`)
 //!   in a fresh minimal Debian 12 root (src/cleanroom.rs).
 //! - `fuzz [--minutes N] [--seed S] [--mode twin|servers|both]`: the differential fuzzer
@@ -39,7 +41,9 @@ use clap::{Parser, Subcommand, ValueEnum};
 use mysql::prelude::Queryable;
 use rheap_harness::server::{Options, Server};
 use rheap_harness::{paths, plugin, process, sql};
-use rheap_mtr_tests::{cleanroom, conformance, docker_check, fuzz, mtr, storage_engine, stress};
+use rheap_mtr_tests::{
+    cleanroom, conformance, container_recipe, docker_check, fuzz, mtr, storage_engine, stress,
+};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -148,6 +152,10 @@ enum Command {
     /// into a fresh minimal Debian 12 root with Debian's server: install, load, takeover, no
     /// mmap per statement, plain mtr, removal. Needs root and the network (debootstrap, apt).
     Cleanroom,
+    /// docker/Dockerfile's own instructions run in a fresh minimal Debian 12 root (no Docker
+    /// engine needed), then the container's commands: ci/test and ci/bench --smoke. Needs root
+    /// and the network; 30 to 60 minutes; not part of `test`.
+    ContainerRecipe,
     /// Our rheap suite under mysql-test-run --valgrind (several minutes; not in `test`).
     Valgrind {
         /// Arguments for mysql-test-run.
@@ -239,6 +247,18 @@ fn main() {
             report(&cleanroom_tallies());
             Ok(())
         }
+        Command::ContainerRecipe => container_recipe::run(
+            &paths::workspace(),
+            &[
+                vec!["ci/test".into()],
+                vec!["ci/bench".into(), "--smoke".into()],
+            ],
+        )
+        .map(|tails| {
+            for (command, tail) in tails {
+                println!("\n==> the last lines of {command} in the root:\n{tail}");
+            }
+        }),
         Command::Valgrind { mtr_args } => {
             report(&[valgrind_tally(&mtr_args)]);
             Ok(())

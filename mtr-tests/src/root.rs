@@ -1,0 +1,207 @@
+//! A fresh, minimal Debian 12 root to install into and run in, as a new machine or a
+//! `debian:bookworm` container would be: `debootstrap --variant=minbase bookworm` (what the
+//! official image is made of), made once into `target/cleanroom/bookworm` and copied afresh
+//! into `target/cleanroom/<name>` for every use. Commands run in it through `chroot`, as root,
+//! with `/proc`, `/sys` and a `/dev/shm` mounted while the [`Root`] lives; when it is dropped,
+//! whatever still runs in it is killed and the mounts go (the copy stays for a look until the
+//! next run). It shares this machine's network: apt reaches Debian's mirrors from it.
+//!
+//! Environment: `RHEAP_DEBIAN_MIRROR` (default `http://deb.debian.org/debian`) and
+//! `RHEAP_DEBIAN_SECURITY_MIRROR` (default `http://deb.debian.org/debian-security`).
+
+use anyhow::{bail, Context, Result};
+use rheap_harness::paths;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// The suite roots are made of.
+pub const SUITE: &str = "bookworm";
+/// The PATH commands in a root get (Debian's root default).
+const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// A fresh copy of the minimal root, with its file systems mounted while it lives.
+pub struct Root {
+    dir: PathBuf,
+    mounts: Vec<PathBuf>,
+}
+
+impl Root {
+    /// Makes the cached base root if there is none, and a fresh copy of it named `name`;
+    /// also says which of the two it did.
+    pub fn fresh(name: &str) -> Result<(Root, String)> {
+        let top = paths::target().join("cleanroom");
+        let base = top.join(SUITE);
+        let stamp = top.join(format!("{SUITE}.ok"));
+        let mirror = mirror();
+        let mut how = format!("base {} cached", base.display());
+        if std::fs::read_to_string(&stamp).ok().as_deref() != Some(mirror.as_str()) {
+            let partial = top.join(format!("{SUITE}.partial"));
+            remove_root(&partial)?;
+            remove_root(&base)?;
+            std::fs::create_dir_all(&top)?;
+            println!("[root] debootstrap --variant=minbase {SUITE} from {mirror} (about a minute)");
+            let t = Instant::now();
+            output(
+                Command::new("debootstrap")
+                    .args(["--variant=minbase", SUITE])
+                    .arg(&partial)
+                    .arg(&mirror),
+            )
+            .context("debootstrap (apt-get install debootstrap; ci/setup does)")?;
+            std::fs::rename(&partial, &base)?;
+            std::fs::write(&stamp, &mirror)?;
+            how = format!("debootstrap made {} in {:.0?}", base.display(), t.elapsed());
+        }
+        let dir = top.join(name);
+        remove_root(&dir)?;
+        output(Command::new("cp").args(["-a"]).arg(&base).arg(&dir))?;
+        let mut root = Root {
+            dir,
+            mounts: Vec::new(),
+        };
+        root.mount(&["-t", "proc", "proc"], "proc")?;
+        root.mount(&["-t", "sysfs", "-o", "ro", "sysfs"], "sys")?;
+        root.mount(&["-t", "tmpfs", "-o", "mode=1777", "shm"], "dev/shm")?;
+        // What an installed machine or a container has and a debootstrap root lacks: a resolver
+        // and a localhost (mysql-test-run listens on it).
+        std::fs::copy("/etc/resolv.conf", root.path("etc/resolv.conf"))?;
+        std::fs::write(
+            root.path("etc/hosts"),
+            "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n",
+        )?;
+        let security = std::env::var("RHEAP_DEBIAN_SECURITY_MIRROR")
+            .unwrap_or_else(|_| "http://deb.debian.org/debian-security".into());
+        std::fs::write(
+            root.path("etc/apt/sources.list"),
+            format!(
+                "deb {mirror} {SUITE} main\ndeb {mirror} {SUITE}-updates main\n\
+                 deb {security} {SUITE}-security main\n"
+            ),
+        )?;
+        Ok((root, how))
+    }
+
+    fn mount(&mut self, how: &[&str], at: &str) -> Result<()> {
+        let path = self.path(at);
+        std::fs::create_dir_all(&path)?;
+        output(Command::new("mount").args(how).arg(&path))?;
+        self.mounts.push(path);
+        Ok(())
+    }
+
+    /// `rel` (relative to the root) as a path of this machine.
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.join(rel.trim_start_matches('/'))
+    }
+
+    /// `program args...` run in the root (chroot), with Debian's PATH and a UTF-8 locale;
+    /// the caller adds environment, runs it and reads its output.
+    pub fn command(&self, program: &str, args: &[&str]) -> Command {
+        let mut c = Command::new("chroot");
+        c.arg(&self.dir)
+            .arg(program)
+            .args(args)
+            .env("PATH", PATH)
+            .env("LC_ALL", "C.UTF-8");
+        c
+    }
+
+    /// Runs `script` with `/bin/sh` in the root; its standard output, or an error with both
+    /// streams.
+    pub fn sh(&self, script: &str) -> Result<String> {
+        output(&mut self.command("/bin/sh", &["-c", script]))
+    }
+
+    /// Copies `file` into the root's /tmp; returns its path inside the root.
+    pub fn copy_in(&self, file: &Path) -> Result<String> {
+        let name = file.file_name().context("a file name")?.to_string_lossy();
+        std::fs::copy(file, self.path("tmp").join(&*name))?;
+        Ok(format!("/tmp/{name}"))
+    }
+}
+
+impl Drop for Root {
+    fn drop(&mut self) {
+        kill_processes_in(&self.dir);
+        for m in self.mounts.iter().rev() {
+            let _ = output(Command::new("umount").arg(m));
+        }
+    }
+}
+
+/// Kills every process whose root directory is `dir` (what a container's stop does).
+fn kill_processes_in(dir: &Path) {
+    let Ok(dir) = dir.canonicalize() else { return };
+    for _ in 0..50 {
+        let mut found = false;
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+                continue;
+            };
+            if std::fs::read_link(entry.path().join("root")).is_ok_and(|r| r == dir) {
+                found = true;
+                // SAFETY: kill(2) with a pid read from /proc and a valid signal.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+        if !found {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// A command's standard output; fails with the end of both streams.
+pub fn output(cmd: &mut Command) -> Result<String> {
+    let out = cmd.output().with_context(|| format!("running {cmd:?}"))?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() {
+        bail!(
+            "{cmd:?} failed ({}):\n{}{}",
+            out.status,
+            tail(&text, 30),
+            tail(&String::from_utf8_lossy(&out.stderr), 30)
+        );
+    }
+    Ok(text)
+}
+
+/// The last `n` lines of `text`.
+pub fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut s = lines[lines.len().saturating_sub(n)..].join("\n");
+    s.push('\n');
+    s
+}
+
+/// `RHEAP_DEBIAN_MIRROR`, else deb.debian.org.
+fn mirror() -> String {
+    std::env::var("RHEAP_DEBIAN_MIRROR").unwrap_or_else(|_| "http://deb.debian.org/debian".into())
+}
+
+/// Removes a root directory left by an earlier run: kills what still runs in it, unmounts what
+/// is mounted under it, and never crosses into another file system.
+fn remove_root(dir: &Path) -> Result<()> {
+    if !dir.exists() {
+        return Ok(());
+    }
+    kill_processes_in(dir);
+    let prefix = format!("{}/", dir.canonicalize()?.display());
+    let mounts = std::fs::read_to_string("/proc/self/mounts")?;
+    let mut under: Vec<&str> = mounts
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .filter(|m| m.starts_with(&prefix))
+        .collect();
+    under.sort_by_key(|m| std::cmp::Reverse(m.len()));
+    for m in under {
+        output(Command::new("umount").arg(m))?;
+    }
+    output(
+        Command::new("rm")
+            .args(["-rf", "--one-file-system"])
+            .arg(dir),
+    )?;
+    Ok(())
+}
