@@ -44,7 +44,19 @@ pub fn mtr_dir() -> PathBuf {
         .unwrap_or_else(|| "/usr/share/mysql/mysql-test".into())
 }
 
+/// Our mtr suites that run from an installed test directory: the Debian package installs them
+/// (`cargo xtask package`), the clean-room test runs them there with plain mtr. (`rheap_loaded`
+/// only makes sense beside upstream tests our driver runs.)
+pub const PACKAGED_SUITES: &[&str] = &["rheap", "rheap_takeover"];
+
 /// Our mtr suites.
 pub fn suites() -> PathBuf {
     workspace().join("mtr-tests/mysql-test")
+}
+
+/// The Perl file, beside our suites, that adds the server log lines mysql-test-run must not
+/// count as warnings where rheap is loaded to its `@::global_suppressions`: every suite that
+/// runs with the plugin reads it from its `suite.pm`.
+pub fn mtr_suppressions() -> PathBuf {
+    suites().join("rheap_suppressions.pl")
 }

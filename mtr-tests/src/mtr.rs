@@ -404,6 +404,16 @@ pub fn our_suite(name: &str) -> Result<String> {
     Ok(s)
 }
 
+/// How many tests (`t/*.test`) the suite directory `suite` holds.
+pub fn test_files(suite: &Path) -> Result<usize> {
+    let t = suite.join("t");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&t).with_context(|| format!("reading {}", t.display()))? {
+        n += usize::from(entry?.path().extension().is_some_and(|e| e == "test"));
+    }
+    Ok(n)
+}
+
 /// The tests in `suite`'s `t/` that have no result file in its `r/`, sorted.
 fn tests_without_results(suite: &Path) -> Result<Vec<String>> {
     let t = suite.join("t");
@@ -430,6 +440,9 @@ mod tests {
         let suites = rheap_harness::paths::suites();
         for entry in std::fs::read_dir(&suites).unwrap() {
             let suite = entry.unwrap().path();
+            if !suite.is_dir() {
+                continue;
+            }
             assert_eq!(
                 super::tests_without_results(&suite).unwrap(),
                 Vec::<String>::new(),

@@ -95,14 +95,18 @@ impl Root {
         self.dir.join(rel.trim_start_matches('/'))
     }
 
-    /// `program args...` run in the root (chroot), with Debian's PATH and a UTF-8 locale;
-    /// the caller adds environment, runs it and reads its output.
+    /// `program args...` run in the root (chroot) with an environment of its own, as a login
+    /// on that machine would have: Debian's PATH, root's HOME, a UTF-8 locale, and nothing of
+    /// this process's (whose variables, such as `RHEAP_PLUGIN_DIR`, name paths of this
+    /// machine); the caller may add more, runs it and reads its output.
     pub fn command(&self, program: &str, args: &[&str]) -> Command {
         let mut c = Command::new("chroot");
         c.arg(&self.dir)
             .arg(program)
             .args(args)
+            .env_clear()
             .env("PATH", PATH)
+            .env("HOME", "/root")
             .env("LC_ALL", "C.UTF-8");
         c
     }

@@ -193,6 +193,11 @@ fn prepare_one(
 
     std::fs::write(dir.join("define_engine.inc"), define_engine(engine))?;
     ensure!(
+        !dir.join("suite.pm").exists(),
+        "the upstream suite has a suite.pm now: read ours into it"
+    );
+    std::fs::write(dir.join("suite.pm"), suite_pm())?;
+    ensure!(
         !dir.join(format!("{GUARD}.test")).exists(),
         "the upstream suite has a test named {GUARD}: rename ours"
     );
@@ -223,6 +228,16 @@ fn prepare_one(
         }
     }
     Ok(copy)
+}
+
+/// The copy's `suite.pm`: mysql-test-run's log checks ignore what the plugin's presence
+/// writes to the server's log (`paths::mtr_suppressions`).
+fn suite_pm() -> String {
+    format!(
+        "package My::Suite::Storage_engine_with_rheap;\n@ISA = qw(My::Suite);\n\
+         do(\"{}\") or die \"rheap_suppressions.pl: $@ $!\";\nbless {{ }};\n",
+        paths::mtr_suppressions().display()
+    )
 }
 
 /// A hash of the workspace path: one copy per checkout.

@@ -9,7 +9,8 @@
 //!   the link away (the server then starts without the plugin and without an error about a
 //!   missing library) and keeps the DBA's edits in the conffile; `apt purge` removes both;
 //! - `/usr/share/mysql/mysql-test/plugin/rheap/{rheap,rheap_takeover}`, our mtr suites where
-//!   mysql-test-run looks for an installed plugin's suites, so that `./mtr --suite=rheap` runs
+//!   mysql-test-run looks for an installed plugin's suites (with `rheap_suppressions.pl`, which
+//!   their `suite.pm` reads), so that `./mtr --suite=rheap` runs
 //!   from `/usr/share/mysql/mysql-test` (package mariadb-test);
 //! - `Depends: mariadb-server (= <the Debian version installed here>)`: a storage engine loads
 //!   only into the server release whose headers it was built with. The package is refused when
@@ -35,9 +36,6 @@ const CONFFILE: &str = "etc/mysql/rheap.cnf";
 const CONF_LINK: &str = "etc/mysql/mariadb.conf.d/60-rheap.cnf";
 /// Where mysql-test-run looks for an installed plugin's suites (`mysql-test/plugin/*/<suite>`).
 const SUITES_DIR: &str = "usr/share/mysql/mysql-test/plugin/rheap";
-/// Our suites that run from an installed test directory (`rheap_loaded` only makes sense
-/// beside upstream tests run by our driver).
-const SUITES: &[&str] = &["rheap", "rheap_takeover"];
 const MAINTAINER: &str = "rheap developers <maintainers@users.noreply.a-seed-744200b6.example>";
 
 /// The server a package is built for: the Debian package version (`1:10.11.18-0+deb12u1`).
@@ -139,7 +137,21 @@ pub fn run() -> Result<PathBuf> {
     let link = root.join(CONF_LINK);
     std::fs::create_dir_all(link.parent().context("a directory")?)?;
     std::os::unix::fs::symlink("../rheap.cnf", &link)?;
-    for suite in SUITES {
+    let suppressions = paths::mtr_suppressions();
+    let read = std::fs::read(&suppressions)
+        .with_context(|| format!("reading {}", suppressions.display()))?;
+    file(
+        &format!(
+            "{SUITES_DIR}/{}",
+            suppressions
+                .file_name()
+                .context("a file")?
+                .to_string_lossy()
+        ),
+        &read,
+        0o644,
+    )?;
+    for suite in paths::PACKAGED_SUITES {
         copy_tree(
             &paths::suites().join(suite),
             &root.join(SUITES_DIR).join(suite),

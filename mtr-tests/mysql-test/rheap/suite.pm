@@ -13,6 +13,8 @@ package My::Suite::Rheap;
 use File::Basename qw(dirname);
 use Cwd qw(abs_path);
 
+do(dirname(__FILE__) . "/../rheap_suppressions.pl") or die "rheap_suppressions.pl: $@ $!";
+
 # The engine the tests run on: RHEAP, or MEMORY to show the same results come from MEMORY.
 $ENV{RHEAP_ENGINE} ||= "RHEAP";
 

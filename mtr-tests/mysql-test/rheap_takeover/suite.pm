@@ -13,6 +13,8 @@ package My::Suite::Rheap_takeover;
 use File::Basename qw(dirname);
 use Cwd qw(abs_path);
 
+do(dirname(__FILE__) . "/../rheap_suppressions.pl") or die "rheap_suppressions.pl: $@ $!";
+
 $ENV{RHEAP_PLUGIN_DIR} ||= ($ENV{HA_RHEAP_SO} && -f "$::plugindir/$ENV{HA_RHEAP_SO}")
   ? $::plugindir
   : abs_path(dirname(__FILE__) . "/../../..") . "/target/plugin";
