@@ -206,10 +206,14 @@ pub fn run(context: &Path, commands: &[Vec<String>]) -> Result<Vec<(String, Stri
     Ok(tails)
 }
 
-/// Copies `src` of the build context into `to`: a directory's contents (as COPY does), or, for
-/// `.`, every top-level entry but the ignored ones.
+/// Copies `src` of the build context into the directory `to`, as COPY does: a file into it, a
+/// directory's contents (for `.`, every top-level entry but the ignored ones).
 fn copy_context(context: &Path, src: &str, to: &Path, ignored: &[String]) -> Result<()> {
     let from = context.join(src);
+    if from.is_file() {
+        output(Command::new("cp").args(["-a"]).arg(&from).arg(to))?;
+        return Ok(());
+    }
     for entry in std::fs::read_dir(&from).with_context(|| format!("COPY {src}"))? {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
