@@ -63,9 +63,17 @@ impl Root {
         root.mount(&["-t", "proc", "proc"], "proc")?;
         root.mount(&["-t", "sysfs", "-o", "ro", "sysfs"], "sys")?;
         root.mount(&["-t", "tmpfs", "-o", "mode=1777", "shm"], "dev/shm")?;
-        // What an installed machine or a container has and a debootstrap root lacks: a resolver
-        // and a localhost (mysql-test-run listens on it).
+        // What an installed machine or a container on this network has and a debootstrap root
+        // lacks: a resolver, a localhost (mysql-test-run listens on it), and the local CA
+        // certificates this machine trusts (a network that inspects TLS needs them on every
+        // machine; package ca-certificates adds them to the root's store when it is installed).
         std::fs::copy("/etc/resolv.conf", root.path("etc/resolv.conf"))?;
+        let local_cas = Path::new("/usr/local/share/ca-certificates");
+        for ca in std::fs::read_dir(local_cas).into_iter().flatten().flatten() {
+            let to = root.path("usr/local/share/ca-certificates");
+            std::fs::create_dir_all(&to)?;
+            std::fs::copy(ca.path(), to.join(ca.file_name()))?;
+        }
         std::fs::write(
             root.path("etc/hosts"),
             "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n",
