@@ -300,15 +300,24 @@ impl Build {
             Plain,
             Pgo,
         }
+        /// A field that must be there, and may be null.
+        fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+            d: D,
+        ) -> Result<Option<T>, D::Error> {
+            Option::<T>::deserialize(d)
+        }
+        // `commit` and `dirty` are null for a build outside a git checkout (the Docker image's).
         #[derive(Deserialize)]
         struct Record {
             build: Kind,
-            commit: String,
-            dirty: bool,
+            #[serde(deserialize_with = "present")]
+            commit: Option<String>,
+            #[serde(deserialize_with = "present")]
+            dirty: Option<bool>,
             features: Vec<String>,
         }
         let r: Record = serde_json::from_str(text)?;
-        if r.commit.is_empty() {
+        if r.commit.as_deref() == Some("") {
             bail!("its commit is empty");
         }
         Ok(Build {
@@ -317,26 +326,29 @@ impl Build {
                 Kind::Pgo => "pgo",
             }
             .into(),
-            commit: Some(r.commit),
-            dirty: Some(r.dirty),
+            commit: r.commit,
+            dirty: r.dirty,
             features: Some(r.features),
         })
     }
 }
 
-/// `plain build of 3f86118`, `pgo build of abc1234 (dirty; features: a, b)`, `unknown build
-/// (no build.json)`.
+/// `plain build of 3f86118`, `pgo build of abc1234 (dirty; features: a, b)`, `plain build
+/// outside a git checkout`, `unknown build (no build.json)`.
 impl fmt::Display for Build {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Some(commit) = &self.commit else {
+        if self.features.is_none() {
             return write!(f, "{} build (no {BUILD_RECORD})", self.build);
-        };
-        write!(
-            f,
-            "{} build of {}",
-            self.build,
-            commit.get(..7).unwrap_or(commit)
-        )?;
+        }
+        match &self.commit {
+            Some(commit) => write!(
+                f,
+                "{} build of {}",
+                self.build,
+                commit.get(..7).unwrap_or(commit)
+            )?,
+            None => write!(f, "{} build outside a git checkout", self.build)?,
+        }
         let mut notes = Vec::new();
         if self.dirty == Some(true) {
             notes.push("dirty".to_string());
@@ -495,6 +507,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(plain.to_string(), "plain build of 3f86118 (features: x, y)");
+        // Outside a git checkout (the Docker image) `cargo xtask dist` writes nulls.
+        let no_git =
+            Build::parse(r#"{"build":"plain","commit":null,"dirty":null,"features":[]}"#).unwrap();
+        assert_eq!(no_git.to_string(), "plain build outside a git checkout");
         std::fs::remove_dir_all(dir).unwrap();
     }
 
