@@ -33,8 +33,8 @@
 //!   prints statements run, statements per second and mismatches, and writes each mismatch,
 //!   shrunk, as an mtr test case under target/fuzz/.
 //! - `test`: every check, in order (the plugin's two builds by `cargo xtask dist` first, the
-//!   package and its clean-room test, the short stress run among the rest), with progress; the last line is
-//!   `N passed, N failed, N skipped` over everything that ran.
+//!   package and its clean-room test, the short stress run among the rest), with progress;
+//!   the last line is `N passed, N failed, N skipped` over everything that ran.
 
 use anyhow::{bail, Result};
 use clap::{Parser, Subcommand, ValueEnum};
