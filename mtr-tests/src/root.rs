@@ -9,8 +9,9 @@
 //! Environment: `RHEAP_DEBIAN_MIRROR` (default `http://deb.debian.org/debian`) and
 //! `RHEAP_DEBIAN_SECURITY_MIRROR` (default `http://deb.debian.org/debian-security`).
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use rheap_harness::paths;
+pub use rheap_harness::process::{output, tail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -162,29 +163,6 @@ fn kill_processes_in(dir: &Path) {
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-}
-
-/// A command's standard output; fails with the end of both streams.
-pub fn output(cmd: &mut Command) -> Result<String> {
-    let out = cmd.output().with_context(|| format!("running {cmd:?}"))?;
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    if !out.status.success() {
-        bail!(
-            "{cmd:?} failed ({}):\n{}{}",
-            out.status,
-            tail(&text, 30),
-            tail(&String::from_utf8_lossy(&out.stderr), 30)
-        );
-    }
-    Ok(text)
-}
-
-/// The last `n` lines of `text`.
-pub fn tail(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut s = lines[lines.len().saturating_sub(n)..].join("\n");
-    s.push('\n');
-    s
 }
 
 /// `RHEAP_DEBIAN_MIRROR`, else deb.debian.org.

@@ -20,6 +20,7 @@
 //! (`0.1.0+mariadb10.11.18`), so that builds for two server releases differ.
 
 use anyhow::{bail, ensure, Context, Result};
+use rheap_harness::process::output;
 use rheap_harness::{paths, plugin};
 use std::fmt::Write as _;
 use std::os::unix::fs::PermissionsExt;
@@ -87,7 +88,8 @@ pub fn run() -> Result<PathBuf> {
         )
     })?;
     let server = ServerVersion {
-        debian: output("dpkg-query", &["-W", "-f=${Version}", "mariadb-server"])
+        debian: output(Command::new("dpkg-query").args(["-W", "-f=${Version}", "mariadb-server"]))
+            .map(|v| v.trim().to_string())
             .context("the installed mariadb-server's version (is it installed? ci/setup does)")?,
     };
     let built_for = plugin::server_version_id(&image)?;
@@ -99,7 +101,9 @@ pub fn run() -> Result<PathBuf> {
         server.debian,
         server.version_id()?
     );
-    let arch = output("dpkg", &["--print-architecture"])?;
+    let arch = output(Command::new("dpkg").arg("--print-architecture"))?
+        .trim()
+        .to_string();
     let version = package_version(&server);
 
     let out = paths::target().join("package");
@@ -127,11 +131,9 @@ pub fn run() -> Result<PathBuf> {
     file(&so_in_package, &image, 0o644)?;
     // As Debian's packages ship binaries: without debug information (the symbols stay).
     output(
-        "objcopy",
-        &[
-            "--strip-debug",
-            &root.join(&so_in_package).display().to_string(),
-        ],
+        Command::new("objcopy")
+            .arg("--strip-debug")
+            .arg(root.join(&so_in_package)),
     )?;
     file(CONFFILE, conffile().as_bytes(), 0o644)?;
     let link = root.join(CONF_LINK);
@@ -284,21 +286,6 @@ set -e\n\
 if [ \"$1\" = configure ]; then\n\
   echo \"mariadb-plugin-rheap: restart the MariaDB server to load rheap (/etc/mysql/rheap.cnf).\"\n\
 fi\n";
-
-/// A command's trimmed standard output; fails with its standard error.
-fn output(program: &str, args: &[&str]) -> Result<String> {
-    let out = Command::new(program)
-        .args(args)
-        .output()
-        .with_context(|| format!("running {program}"))?;
-    ensure!(
-        out.status.success(),
-        "{program} {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr).trim()
-    );
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
 
 /// Copies the regular files under `from` into `to` (modes 0644 and directories 0755, as a
 /// package wants them whatever the checkout's umask).
