@@ -9,12 +9,12 @@
 //! performance_schema's `memory/rheap/block`, `Rheap_heap_used` and `memory/rheap/heap`, the
 //! session's `Memory_used`) comes back to where it was.
 
-use anyhow::{bail, ensure, Result};
+use anyhow::{bail, ensure, Context, Result};
 use mysql::prelude::Queryable;
 use mysql::Conn;
 use rheap_harness::plugin;
 use rheap_harness::server::{Options, Server};
-use rheap_harness::sql::{global_status, session_status};
+use rheap_harness::sql::{global_status, memory_and_status, session_status};
 
 /// ER_OUT_OF_RESOURCES (HA_ERR_OUT_OF_MEM), ER_OUTOFMEMORY, ER_RECORD_FILE_FULL.
 const ACCEPTED: [u16; 3] = [1041, 1037, 1114];
@@ -402,24 +402,20 @@ impl Counts {
     }
 }
 
-fn ps_bytes(c: &mut Conn, event: &str) -> Result<u64> {
-    count(
-        c,
-        &format!(
-            "SELECT CURRENT_NUMBER_OF_BYTES_USED FROM \
-             performance_schema.memory_summary_global_by_event_name \
-             WHERE EVENT_NAME = '{event}'"
-        ),
-    )
+/// performance_schema's bytes of `event` and rheap's count `status`, read in one statement.
+fn count_pair(c: &mut Conn, event: &str, status: &str) -> Result<(u64, u64)> {
+    memory_and_status(c, event, &[status])?.with_context(|| format!("no instrument {event}"))
 }
 
 fn memory_counts(c: &mut Conn) -> Result<Counts> {
+    let (ps_blocks, blocks) = count_pair(c, "memory/rheap/block", "RHEAP_MEMORY_USED")?;
+    let (ps_heap, heap) = count_pair(c, "memory/rheap/heap", "RHEAP_HEAP_USED")?;
     Ok(Counts {
-        blocks: global_status(c, "Rheap_memory_used")?,
-        ps_blocks: ps_bytes(c, "memory/rheap/block")?,
+        blocks,
+        ps_blocks,
         session: session_status(c, "Memory_used")?,
-        heap: global_status(c, "Rheap_heap_used")?,
-        ps_heap: ps_bytes(c, "memory/rheap/heap")?,
+        heap,
+        ps_heap,
     })
 }
 

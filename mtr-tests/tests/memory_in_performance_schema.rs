@@ -8,25 +8,23 @@ use anyhow::{ensure, Context, Result};
 use mysql::prelude::Queryable;
 use mysql::Conn;
 use rheap_harness::server::{Options, Server};
-use rheap_harness::sql::global_status;
+use rheap_harness::sql::memory_and_status;
 
-/// performance_schema's current bytes of `event`.
-fn ps_bytes(c: &mut Conn, event: &str) -> Result<u64> {
-    c.query_first(format!(
-        "SELECT CURRENT_NUMBER_OF_BYTES_USED FROM \
-         performance_schema.memory_summary_global_by_event_name WHERE EVENT_NAME = '{event}'"
-    ))?
-    .with_context(|| format!("no instrument {event}"))
+/// performance_schema's bytes of `event` and the sum of rheap's counts `names`, read in one
+/// statement.
+fn pair(c: &mut Conn, event: &str, names: &[&str]) -> Result<(u64, u64)> {
+    memory_and_status(c, event, names)?.with_context(|| format!("no instrument {event}"))
 }
 
 /// (rheap's blocks and cache, P_S's blocks, rheap's heap, P_S's heap).
 fn counts(c: &mut Conn) -> Result<(u64, u64, u64, u64)> {
-    Ok((
-        global_status(c, "Rheap_memory_used")? + global_status(c, "Rheap_block_cache_bytes")?,
-        ps_bytes(c, "memory/rheap/block")?,
-        global_status(c, "Rheap_heap_used")?,
-        ps_bytes(c, "memory/rheap/heap")?,
-    ))
+    let (ps_blocks, blocks) = pair(
+        c,
+        "memory/rheap/block",
+        &["RHEAP_MEMORY_USED", "RHEAP_BLOCK_CACHE_BYTES"],
+    )?;
+    let (ps_heap, heap) = pair(c, "memory/rheap/heap", &["RHEAP_HEAP_USED"])?;
+    Ok((blocks, ps_blocks, heap, ps_heap))
 }
 
 #[test]
