@@ -1,6 +1,6 @@
 //! Running SQL through the `mysql` crate and rendering results as text for snapshots.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use mysql::prelude::Queryable;
 use mysql::{Row, Value};
 
@@ -117,7 +117,7 @@ pub fn session_status(conn: &mut impl Queryable, name: &str) -> Result<u64> {
 
 /// performance_schema's current bytes of the memory instrument `event`, and the sum of the
 /// global status variables `names`, read in one statement, again until two reads give the
-/// same pair (at most five reads; `None`: no such instrument).
+/// same pair (at most five reads).
 ///
 /// Reading takes memory itself: SHOW STATUS and information_schema.GLOBAL_STATUS fill an
 /// internal table, which rheap serves under takeover, and a count read while it is open and
@@ -130,7 +130,7 @@ pub fn memory_and_status(
     conn: &mut impl Queryable,
     event: &str,
     names: &[&str],
-) -> Result<Option<(u64, u64)>> {
+) -> Result<(u64, u64)> {
     let names = names
         .iter()
         .map(|n| format!("'{n}'"))
@@ -151,7 +151,7 @@ pub fn memory_and_status(
         }
         last = now;
     }
-    Ok(last)
+    last.with_context(|| format!("no memory instrument {event}"))
 }
 
 fn status(conn: &mut impl Queryable, scope: &str, name: &str) -> Result<u64> {

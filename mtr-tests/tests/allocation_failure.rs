@@ -9,7 +9,7 @@
 //! performance_schema's `memory/rheap/block`, `Rheap_heap_used` and `memory/rheap/heap`, the
 //! session's `Memory_used`) comes back to where it was.
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{bail, ensure, Result};
 use mysql::prelude::Queryable;
 use mysql::Conn;
 use rheap_harness::plugin;
@@ -402,14 +402,9 @@ impl Counts {
     }
 }
 
-/// performance_schema's bytes of `event` and rheap's count `status`, read in one statement.
-fn count_pair(c: &mut Conn, event: &str, status: &str) -> Result<(u64, u64)> {
-    memory_and_status(c, event, &[status])?.with_context(|| format!("no instrument {event}"))
-}
-
 fn memory_counts(c: &mut Conn) -> Result<Counts> {
-    let (ps_blocks, blocks) = count_pair(c, "memory/rheap/block", "RHEAP_MEMORY_USED")?;
-    let (ps_heap, heap) = count_pair(c, "memory/rheap/heap", "RHEAP_HEAP_USED")?;
+    let (ps_blocks, blocks) = memory_and_status(c, "memory/rheap/block", &["RHEAP_MEMORY_USED"])?;
+    let (ps_heap, heap) = memory_and_status(c, "memory/rheap/heap", &["RHEAP_HEAP_USED"])?;
     Ok(Counts {
         blocks,
         ps_blocks,

@@ -4,26 +4,20 @@
 //! `memory/rheap/heap` is the rest the plugin allocates, handler buffers and definitions
 //! among it (`Rheap_heap_used`).
 
-use anyhow::{ensure, Context, Result};
+use anyhow::{ensure, Result};
 use mysql::prelude::Queryable;
 use mysql::Conn;
 use rheap_harness::server::{Options, Server};
 use rheap_harness::sql::memory_and_status;
 
-/// performance_schema's bytes of `event` and the sum of rheap's counts `names`, read in one
-/// statement.
-fn pair(c: &mut Conn, event: &str, names: &[&str]) -> Result<(u64, u64)> {
-    memory_and_status(c, event, names)?.with_context(|| format!("no instrument {event}"))
-}
-
 /// (rheap's blocks and cache, P_S's blocks, rheap's heap, P_S's heap).
 fn counts(c: &mut Conn) -> Result<(u64, u64, u64, u64)> {
-    let (ps_blocks, blocks) = pair(
+    let (ps_blocks, blocks) = memory_and_status(
         c,
         "memory/rheap/block",
         &["RHEAP_MEMORY_USED", "RHEAP_BLOCK_CACHE_BYTES"],
     )?;
-    let (ps_heap, heap) = pair(c, "memory/rheap/heap", &["RHEAP_HEAP_USED"])?;
+    let (ps_heap, heap) = memory_and_status(c, "memory/rheap/heap", &["RHEAP_HEAP_USED"])?;
     Ok((blocks, ps_blocks, heap, ps_heap))
 }
 
