@@ -1,6 +1,6 @@
 //! Running SQL through the `mysql` crate and rendering results as text for snapshots.
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Result};
 use mysql::prelude::Queryable;
 use mysql::{Row, Value};
 
@@ -143,15 +143,23 @@ pub fn memory_and_status(
          (SELECT COALESCE(SUM(CAST(VARIABLE_VALUE AS UNSIGNED)), 0) \
          FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME IN ({names}))"
     );
-    let mut last: Option<(u64, u64)> = conn.query_first(&sql)?;
+    // performance_schema's subquery is NULL when the instrument is not there (or not enabled).
+    let read = |conn: &mut _| -> Result<(u64, u64)> {
+        let row: Option<(Option<u64>, u64)> = Queryable::query_first(conn, &sql)?;
+        match row {
+            Some((Some(ps), status)) => Ok((ps, status)),
+            _ => bail!("no memory instrument {event} in performance_schema"),
+        }
+    };
+    let mut last = read(conn)?;
     for _ in 1..5 {
-        let now = conn.query_first(&sql)?;
+        let now = read(conn)?;
         if now == last {
             break;
         }
         last = now;
     }
-    last.with_context(|| format!("no memory instrument {event}"))
+    Ok(last)
 }
 
 fn status(conn: &mut impl Queryable, scope: &str, name: &str) -> Result<u64> {

@@ -40,6 +40,10 @@ fn blocks_and_heap_show_in_performance_schema_as_rheap_counts_them() -> Result<(
         Ok(n)
     };
     let empty = check(&mut c, "at start")?;
+    ensure!(
+        memory_and_status(&mut c, "memory/rheap/none", &["RHEAP_HEAP_USED"]).is_err(),
+        "an instrument that is not there reads as a count"
+    );
 
     c.query_drop(
         "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(200) CHARACTER SET utf8mb4, b TEXT, \
