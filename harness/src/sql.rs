@@ -122,7 +122,8 @@ pub fn session_status(conn: &mut impl Queryable, name: &str) -> Result<u64> {
 /// Reading takes memory itself: SHOW STATUS and information_schema.GLOBAL_STATUS fill an
 /// internal table, which rheap serves under takeover, and a count read while it is open and
 /// one read after its close differ by what its close allocates or frees (rheap keeps the table
-/// for a later statement; seen once in 3,000 pairs read in two statements, by 4,096 bytes).
+/// for a later statement: in 3,000 pairs read in two statements, the first two differed and
+/// one more, by 4,096 bytes).
 /// In one statement, performance_schema's value is read first, before that table's rows are
 /// filled: it misses a block the table takes on its first use, which a second read finds with
 /// the table kept from the first, and then no read differs (none of 20,000 pairs).
