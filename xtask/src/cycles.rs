@@ -19,6 +19,7 @@
 
 use anyhow::{bail, Context, Result};
 use proc_macro2::{TokenStream, TokenTree};
+use rheap_harness::process::output;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use syn::visit::Visit;
@@ -83,18 +84,12 @@ pub struct Crate {
 /// (`cargo metadata --no-deps`).
 fn workspace_crates(root: &Path) -> Result<Vec<Crate>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = std::process::Command::new(cargo)
-        .args(["metadata", "--no-deps", "--format-version", "1"])
-        .current_dir(root)
-        .output()
-        .context("running cargo metadata")?;
-    if !out.status.success() {
-        bail!(
-            "cargo metadata failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let out = output(
+        std::process::Command::new(cargo)
+            .args(["metadata", "--no-deps", "--format-version", "1"])
+            .current_dir(root),
+    )?;
+    let meta: serde_json::Value = serde_json::from_str(&out)?;
     let mut crates = Vec::new();
     for p in meta["packages"].as_array().into_iter().flatten() {
         let package = p["name"].as_str().unwrap_or_default().to_string();
