@@ -26,6 +26,7 @@ pub mod records;
 pub mod recycle;
 pub mod registry;
 pub mod row;
+pub mod row_log;
 pub mod row_store;
 pub mod share;
 pub mod status;

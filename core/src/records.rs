@@ -18,6 +18,16 @@ use crate::error::{Error, Result};
 /// A slot number: what `position()` hands the server and `rnd_pos()` takes back.
 pub type Pos = u64;
 
+/// The highest row position an index holds (positions are kept in 32 bits).
+pub const MAX_POS: Pos = (u32::MAX - 1) as Pos;
+
+/// Where a scan stands after one step: the slot (or home) it read, and where it goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    pub at: Pos,
+    pub next: Pos,
+}
+
 /// The end of the free list.
 const NO_SLOT: Pos = Pos::MAX;
 

@@ -13,6 +13,10 @@
 //! packed:  | fixed | len v1 | v1 | fixed | len b | b's bytes |
 //! ```
 //!
+//! A VARCHAR whose record holds a 2-byte length (room for more than 255 bytes: a VARCHAR(64)
+//! utf8mb4 already) keeps it in 1 byte when its value is shorter than 128 bytes, as most are
+//! ([`put_len2`]).
+//!
 //! Unpacking rebuilds the record: a BLOB's pointer points into a buffer the caller keeps for as
 //! long as the server may read the record (the handler's buffer, until its next read). A
 //! VARCHAR's unused bytes are zero, or, for an internal temporary table
@@ -89,6 +93,37 @@ fn read_len(b: &[u8]) -> usize {
             u64::from_le_bytes(v) as usize
         }
     }
+}
+
+/// Below this, a 2-byte length is packed in 1 byte.
+const LEN2_SHORT: usize = 0x80;
+/// Below this, in 2 bytes (the first's top bits `10`); else in 3 (`0xC0` and the 2 bytes).
+const LEN2_MEDIUM: usize = 0x4000;
+const LEN2_LONG: u8 = 0xC0;
+
+/// Appends the packed form of a VARCHAR's 2-byte length `len`: 1, 2 or 3 bytes.
+#[inline(always)]
+fn put_len2(out: &mut Vec<u8>, len: usize) -> Result<()> {
+    match len {
+        l if l < LEN2_SHORT => append(out, &[l as u8]),
+        l if l < LEN2_MEDIUM => append(out, &[0x80 | (l >> 8) as u8, l as u8]),
+        l => {
+            let [lo, hi] = (l as u16).to_le_bytes();
+            append(out, &[LEN2_LONG, lo, hi])
+        }
+    }
+}
+
+/// A packed 2-byte length at the start of `b`: the length and the bytes it takes.
+#[inline(always)]
+fn get_len2(b: &[u8]) -> Result<(usize, usize)> {
+    let first = *b.first().ok_or_else(corrupt)?;
+    let byte = |i: usize| b.get(i).copied().map(usize::from).ok_or_else(corrupt);
+    Ok(match first {
+        f if usize::from(f) < LEN2_SHORT => (usize::from(f), 1),
+        LEN2_LONG => (byte(1)? | byte(2)? << 8, 3),
+        f => ((usize::from(f) & 0x3F) << 8 | byte(1)?, 2),
+    })
 }
 
 /// Copies `n` bytes from `src` to `dst`. A field's run is mostly a few bytes: those take two
@@ -250,8 +285,15 @@ impl RowFormat {
                     if len > max {
                         return Err(Error::WrongCommand);
                     }
-                    // The fixed bytes before the field, its length and its bytes: one run.
-                    append(out, &rec[at..v.offset + lb + len])?;
+                    if lb == 2 {
+                        // The fixed bytes before the field, its length packed, its bytes.
+                        append(out, &rec[at..v.offset])?;
+                        put_len2(out, len)?;
+                        append(out, &rec[v.offset + 2..v.offset + 2 + len])?;
+                    } else {
+                        // The fixed bytes before the field, its length and its bytes: one run.
+                        append(out, &rec[at..v.offset + lb + len])?;
+                    }
                 }
                 VarKind::Blob { .. } => {
                     append(out, &rec[at..v.offset + lb])?;
@@ -302,10 +344,31 @@ impl RowFormat {
         let mut at = 0;
         for v in &self.vars {
             let lb = v.kind.len_bytes();
+            let end = v.offset + v.kind.width();
+            if let VarKind::Varchar { len_bytes: 2, max } = v.kind {
+                // The fixed bytes before the field, its packed length, its bytes.
+                let fixed = v.offset - at_rec;
+                let run = packed.get(at..at + fixed).ok_or_else(corrupt)?;
+                copy(&mut out[at_rec..v.offset], run);
+                at += fixed;
+                let (len, taken) = get_len2(packed.get(at..).ok_or_else(corrupt)?)?;
+                if len > max {
+                    return Err(corrupt());
+                }
+                at += taken;
+                out[v.offset..v.offset + 2].copy_from_slice(&(len as u16).to_le_bytes());
+                let data = packed.get(at..at + len).ok_or_else(corrupt)?;
+                copy(&mut out[v.offset + 2..v.offset + 2 + len], data);
+                if !self.leave_room {
+                    out[v.offset + 2 + len..end].fill(0);
+                }
+                at += len;
+                at_rec = end;
+                continue;
+            }
             // The fixed bytes before the field and its length, then its bytes.
             let head = v.offset - at_rec + lb;
             let len = read_len(packed.get(at + head - lb..at + head).ok_or_else(corrupt)?);
-            let end = v.offset + v.kind.width();
             match v.kind {
                 VarKind::Varchar { max, .. } => {
                     if len > max {
@@ -343,15 +406,50 @@ impl RowFormat {
         Ok(())
     }
 
+    /// Whether this is an internal temporary table's format ([`Owner::Internal`]).
+    pub fn is_internal(&self) -> bool {
+        self.leave_room
+    }
+
+    /// Bytes of the packed row that `bytes` starts with (a row of no BLOB field: its fixed
+    /// bytes and each VARCHAR's length say where it ends).
+    #[inline]
+    pub fn packed_len(&self, bytes: &[u8]) -> Result<usize> {
+        let mut at_rec = 0;
+        let mut at = 0;
+        for v in &self.vars {
+            at += v.offset - at_rec;
+            let (len, taken) = self.field_len(v, bytes.get(at..).ok_or_else(corrupt)?)?;
+            at += taken + len;
+            at_rec = v.offset + v.kind.width();
+        }
+        let end = at + (self.rec_len - at_rec);
+        match end <= bytes.len() {
+            true => Ok(end),
+            false => Err(corrupt()),
+        }
+    }
+
+    /// The length of field `v` packed at the start of `b`, and the bytes that length takes.
+    #[inline(always)]
+    fn field_len(&self, v: &VarField, b: &[u8]) -> Result<(usize, usize)> {
+        match v.kind {
+            VarKind::Varchar { len_bytes: 2, .. } => get_len2(b),
+            k => {
+                let lb = k.len_bytes();
+                Ok((read_len(b.get(..lb).ok_or_else(corrupt)?), lb))
+            }
+        }
+    }
+
     /// Calls `f` with each variable field of `packed`, its length and data.
     fn walk(&self, packed: &[u8], mut f: impl FnMut(&VarField, usize, &[u8])) -> Result<()> {
         let mut at_rec = 0;
         let mut at = 0;
         for v in &self.vars {
-            let lb = v.kind.len_bytes();
             at += v.offset - at_rec;
-            let len = read_len(packed.get(at..at + lb).ok_or_else(corrupt)?);
-            at += lb;
+            let (len, taken) = self.field_len(v, packed.get(at..).ok_or_else(corrupt)?)?;
+            at += taken;
             f(v, len, packed.get(at..at + len).ok_or_else(corrupt)?);
             at += len;
             at_rec = v.offset + v.kind.width();
@@ -405,6 +503,43 @@ mod tests {
         r.extend_from_slice(&p.to_ne_bytes());
         r.extend_from_slice(b"ok");
         r
+    }
+
+    #[test]
+    fn a_two_byte_length_packs_in_one_to_three_bytes() {
+        let max = 65_532;
+        let f = RowFormat::new(
+            1 + 2 + max + 1,
+            vec![VarField {
+                offset: 1,
+                kind: VarKind::Varchar { len_bytes: 2, max },
+            }],
+        )
+        .unwrap();
+        for (len, taken) in [
+            (0, 1),
+            (127, 1),
+            (128, 2),
+            (0x3FFF, 2),
+            (0x4000, 3),
+            (max, 3),
+        ] {
+            let mut rec = vec![0u8; 1 + 2 + max + 1];
+            rec[0] = 9;
+            rec[1..3].copy_from_slice(&(len as u16).to_le_bytes());
+            rec[3..3 + len].fill(b'x');
+            rec[3 + max] = 5;
+            let mut packed = Vec::new();
+            // SAFETY: the format has no BLOB.
+            unsafe { f.pack(&rec, &mut packed) }.unwrap();
+            assert_eq!(packed.len(), 1 + taken + len + 1, "{len}");
+            packed.extend_from_slice(b"after");
+            assert_eq!(f.packed_len(&packed).unwrap(), 1 + taken + len + 1);
+            packed.truncate(packed.len() - 5);
+            let mut out = vec![0xEEu8; rec.len()];
+            f.unpack(&packed, &mut out, &mut Vec::new()).unwrap();
+            assert_eq!(out, rec, "{len}");
+        }
     }
 
     #[test]
@@ -490,7 +625,11 @@ mod tests {
             let mut packed = Vec::new();
             // SAFETY: the format has no BLOB.
             unsafe { f.pack(&rec, &mut packed) }.unwrap();
-            assert_eq!(packed.len(), 1 + 2 + 3 + 4, "the VARCHAR at its length");
+            assert_eq!(
+                packed.len(),
+                1 + 1 + 3 + 4,
+                "the VARCHAR at its length, which takes 1 byte"
+            );
             let mut out = vec![0xEEu8; rec_len];
             f.unpack(&packed, &mut out, &mut Vec::new()).unwrap();
             assert_eq!(&out[..6], &rec[..6]);

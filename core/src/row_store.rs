@@ -1,5 +1,6 @@
 //! A table's rows: in their slots as they are ([`RecordStore`]), or packed ([`RowFormat`]) at
-//! their actual length.
+//! their actual length, or, for an internal temporary table, packed back to back
+//! ([`RowLog`]).
 //!
 //! A packed row lives in a piece of the table's row arena; its slot holds where, so slot
 //! numbers, scan order and positions stay exactly those of fixed-length rows. The slot is one
@@ -11,8 +12,9 @@
 
 use crate::alloc::{Meter, Pieces};
 use crate::error::{Error, Result};
-use crate::records::{Pos, RecordStore};
+use crate::records::{Pos, RecordStore, Step};
 use crate::row::RowFormat;
+use crate::row_log::RowLog;
 use allocator_api2::alloc::Layout;
 use std::ptr::NonNull;
 
@@ -34,6 +36,9 @@ pub struct RowStore {
     pieces: Option<Pieces>,
     /// BLOB bytes in the rows.
     blob_bytes: u64,
+    /// Where the rows are when they are packed back to back (then `slots` and `pieces` hold
+    /// none).
+    log: Option<RowLog>,
 }
 
 /// Bytes before a row of `len` bytes in its piece: its length, for a long row.
@@ -58,16 +63,22 @@ fn layout(len: usize) -> Layout {
 
 impl RowStore {
     /// A store for records of `format`; `planned_rows` (MIN_ROWS) sizes the first block within
-    /// `limit` bytes; the blocks are counted by `meter`.
+    /// `limit` bytes; the blocks are counted by `meter`. `back_to_back`: packed rows without
+    /// BLOBs go in a [`RowLog`], whose positions are not slot numbers (see
+    /// [`RowStore::after`]).
     pub fn new(
         format: RowFormat,
         rec_len: usize,
         planned_rows: u64,
         limit: u64,
         meter: &Meter,
+        back_to_back: bool,
     ) -> RowStore {
         let packed = !format.is_fixed();
+        let log = (back_to_back && packed && !format.has_blobs())
+            .then(|| RowLog::new(rec_len.min(256), planned_rows, limit, meter.clone()));
         RowStore {
+            log,
             slots: RecordStore::new(
                 if packed { DESCRIPTOR } else { rec_len },
                 planned_rows,
@@ -87,7 +98,12 @@ impl RowStore {
 
     #[inline]
     pub fn is_packed(&self) -> bool {
-        self.pieces.is_some()
+        self.pieces.is_some() || self.log.is_some()
+    }
+
+    /// Whether rows are packed back to back ([`RowLog`]).
+    pub fn is_back_to_back(&self) -> bool {
+        self.log.is_some()
     }
 
     /// The packed form of `rec`, for a format without BLOBs (those are packed by the caller,
@@ -105,6 +121,9 @@ impl RowStore {
     /// when rows are stored as they are).
     #[inline]
     pub fn insert(&mut self, packed: &[u8]) -> Result<Pos> {
+        if let Some(log) = &mut self.log {
+            return log.insert(packed, &self.format);
+        }
         let Some(pieces) = &mut self.pieces else {
             return self.slots.insert(packed);
         };
@@ -126,6 +145,9 @@ impl RowStore {
     /// The stored bytes of row `pos` (packed when rows are packed).
     #[inline(always)]
     pub fn stored(&self, pos: Pos) -> Option<&[u8]> {
+        if let Some(log) = &self.log {
+            return log.row(pos, &self.format).ok();
+        }
         self.slots.get(pos).map(|slot| self.contents(slot))
     }
 
@@ -171,6 +193,9 @@ impl RowStore {
     /// Row `pos` as a record into `out`; its BLOB pointers point into `blobs`.
     #[inline(always)]
     pub fn read_into(&self, pos: Pos, out: &mut [u8], blobs: &mut Vec<u8>) -> Result<()> {
+        if let Some(log) = &self.log {
+            return self.format.unpack(log.row(pos, &self.format)?, out, blobs);
+        }
         let stored = self.stored(pos).ok_or(Error::RecordDeleted)?;
         self.record_from(stored, out, blobs)
     }
@@ -178,14 +203,17 @@ impl RowStore {
     /// Row `pos` as stored, to change in place, when rows are stored as records (not packed).
     #[inline(always)]
     pub fn record_mut(&mut self, pos: Pos) -> Option<&mut [u8]> {
-        match self.pieces {
-            None => self.slots.get_mut(pos),
-            Some(_) => None,
+        match self.is_packed() {
+            false => self.slots.get_mut(pos),
+            true => None,
         }
     }
 
     /// Replaces row `pos` with `packed`.
     pub fn update(&mut self, pos: Pos, packed: &[u8]) -> Result<()> {
+        if let Some(log) = &mut self.log {
+            return log.update(pos, packed, &self.format);
+        }
         if self.pieces.is_none() {
             return self.slots.update(pos, packed);
         }
@@ -234,6 +262,9 @@ impl RowStore {
     }
 
     pub fn delete(&mut self, pos: Pos) -> Result<()> {
+        if let Some(log) = &mut self.log {
+            return log.delete(pos, &self.format);
+        }
         if self.pieces.is_none() {
             return self.slots.delete(pos);
         }
@@ -252,11 +283,17 @@ impl RowStore {
     pub fn clear(&mut self) {
         self.slots.clear();
         self.clear_pieces();
+        if let Some(log) = &mut self.log {
+            log.clear();
+        }
     }
 
     /// Drops every row and keeps the blocks (the slots' and the packed rows') for the next
     /// rows.
     pub fn clear_keeping_blocks(&mut self) {
+        if let Some(log) = &mut self.log {
+            log.clear_keeping_blocks();
+        }
         self.slots.clear_keeping_blocks();
         if let Some(pieces) = &mut self.pieces {
             pieces.clear_keeping_blocks();
@@ -271,35 +308,87 @@ impl RowStore {
         self.blob_bytes = 0;
     }
 
+    /// The first row at or after `from` (a position, or [`after`](Self::after) one), in
+    /// scan order.
     pub fn next_live(&self, from: Pos) -> Option<Pos> {
-        self.slots.next_live(from)
-    }
-
-    /// The row in slot `pos`, as a record into `out` (see [`read_into`](Self::read_into)), as
-    /// HEAP's scan reads a slot: `RecordDeleted` for a freed slot, `EndOfFile` past the last
-    /// slot ever used.
-    pub fn read_slot_into(&self, pos: Pos, out: &mut [u8], blobs: &mut Vec<u8>) -> Result<()> {
-        match self.slots.get(pos) {
-            Some(slot) => self.record_from(self.contents(slot), out, blobs),
-            None if pos < self.slots.slots() => Err(Error::RecordDeleted),
-            None => Err(Error::EndOfFile),
+        match &self.log {
+            Some(log) => log.next_live(from, &self.format),
+            None => self.slots.next_live(from),
         }
     }
 
+    /// Where a scan goes on after the row or freed slot at `pos`: the next slot, or the next
+    /// home of a [`RowLog`].
+    pub fn after(&self, pos: Pos) -> Pos {
+        match &self.log {
+            Some(log) => log.after(pos, &self.format),
+            None => pos + 1,
+        }
+    }
+
+    /// One step of HEAP's scan from `cursor` (0, or a step's `next`): the row it reaches as a
+    /// record into `out` (see [`read_into`](Self::read_into)), `RecordDeleted` for a freed
+    /// slot, `EndOfFile` past the last slot ever used; and where it read and goes on.
+    pub fn read_slot_into(
+        &self,
+        cursor: Pos,
+        out: &mut [u8],
+        blobs: &mut Vec<u8>,
+    ) -> (Step, Result<()>) {
+        if let Some(log) = &self.log {
+            let (step, row) = log.scan(cursor, &self.format);
+            return (step, row.and_then(|r| self.format.unpack(r, out, blobs)));
+        }
+        let step = Step {
+            at: cursor,
+            next: cursor + 1,
+        };
+        let read = match self.slots.get(cursor) {
+            Some(slot) => self.record_from(self.contents(slot), out, blobs),
+            None if cursor < self.slots.slots() => Err(Error::RecordDeleted),
+            None => Err(Error::EndOfFile),
+        };
+        (step, read)
+    }
+
     pub fn records(&self) -> u64 {
-        self.slots.records()
+        match &self.log {
+            Some(log) => log.records(),
+            None => self.slots.records(),
+        }
     }
 
     pub fn deleted(&self) -> u64 {
-        self.slots.deleted()
+        match &self.log {
+            Some(log) => log.deleted(),
+            None => self.slots.deleted(),
+        }
     }
 
     pub fn slots(&self) -> u64 {
-        self.slots.slots()
+        match &self.log {
+            Some(log) => log.slots(),
+            None => self.slots.slots(),
+        }
     }
 
     pub fn needs_new_slot(&self) -> bool {
-        self.slots.needs_new_slot()
+        match &self.log {
+            Some(log) => log.needs_new_slot(),
+            None => self.slots.needs_new_slot(),
+        }
+    }
+
+    /// What HEAP leaves of a row it refuses as a duplicate: it takes a slot (the most recently
+    /// freed, or a new one) and frees it again.
+    pub fn mirror_duplicate(&mut self, packed: &[u8]) -> Result<()> {
+        if let Some(log) = &mut self.log {
+            log.mirror_duplicate();
+        } else if self.needs_new_slot() {
+            let pos = self.insert(packed)?;
+            self.delete(pos)?;
+        }
+        Ok(())
     }
 
     /// BLOB bytes in the rows.
@@ -309,11 +398,16 @@ impl RowStore {
 
     /// Bytes of the blocks holding the rows.
     pub fn bytes(&self) -> usize {
-        self.slots.bytes() + self.pieces.as_ref().map_or(0, Pieces::bytes)
+        self.slots.bytes()
+            + self.pieces.as_ref().map_or(0, Pieces::bytes)
+            + self.log.as_ref().map_or(0, RowLog::bytes)
     }
 
     /// Checks the invariants; panics on a violation.
     pub fn debug_check_consistency(&self) {
+        if let Some(log) = &self.log {
+            log.debug_check_consistency(&self.format);
+        }
         self.slots.debug_check_consistency();
         if let Some(pieces) = &self.pieces {
             pieces.debug_check_consistency();
@@ -322,7 +416,7 @@ impl RowStore {
             while let Some(q) = self.next_live(p) {
                 let stored = self.stored(q).expect("live");
                 blob += self.format.blob_bytes(stored).expect("a well-formed row") as u64;
-                p = q + 1;
+                p = self.after(q);
             }
             assert_eq!(blob, self.blob_bytes, "BLOB bytes add up");
         }
@@ -379,7 +473,7 @@ mod tests {
 
     #[test]
     fn packed_rows_keep_slots_and_scan_order() {
-        let mut s = RowStore::new(format(), 32, 0, u64::MAX, &Meter::unlimited());
+        let mut s = RowStore::new(format(), 32, 0, u64::MAX, &Meter::unlimited(), false);
         let mut packed = Vec::new();
         for w in [&b"one"[..], b"two", b"three"] {
             s.pack_plain(&rec(w), &mut packed).unwrap();
@@ -413,7 +507,7 @@ mod tests {
 
     #[test]
     fn a_packed_row_that_still_fits_its_piece_is_rewritten_where_it_is() {
-        let mut s = RowStore::new(format(), 32, 0, u64::MAX, &Meter::unlimited());
+        let mut s = RowStore::new(format(), 32, 0, u64::MAX, &Meter::unlimited(), false);
         let mut packed = Vec::new();
         s.pack_plain(&rec(b"abc"), &mut packed).unwrap();
         let pos = s.insert(&packed).unwrap();
@@ -450,7 +544,7 @@ mod tests {
             r.resize(1 + 2 + max, 0);
             r
         };
-        let mut s = RowStore::new(f, 1 + 2 + max, 0, u64::MAX, &Meter::unlimited());
+        let mut s = RowStore::new(f, 1 + 2 + max, 0, u64::MAX, &Meter::unlimited(), false);
         let mut packed = Vec::new();
         let mut out = vec![0u8; 1 + 2 + max];
         let mut blobs = Vec::new();
@@ -546,7 +640,7 @@ mod tests {
         #[test]
         fn blob_rows_match_a_model(ops in proptest::collection::vec(op(), 1..60)) {
             let f = blob_format();
-            let mut s = RowStore::new(f.clone(), 42, 0, u64::MAX, &Meter::unlimited());
+            let mut s = RowStore::new(f.clone(), 42, 0, u64::MAX, &Meter::unlimited(), false);
             let mut model: BTreeMap<Pos, (Vec<u8>, Vec<u8>)> = BTreeMap::new();
             let mut packed = Vec::new();
             for op in ops {

@@ -17,7 +17,7 @@ use crate::limits::{
     LimitBy,
 };
 use crate::live::{self, Live};
-use crate::records::Pos;
+use crate::records::{Pos, Step};
 use crate::row::RowFormat;
 use crate::row_store::RowStore;
 use std::ops::Range;
@@ -247,7 +247,10 @@ impl Table {
             LimitBy::Actual => (def.max_rows, Meter::try_new(def.memory_limit())?),
         };
         let arena = new_arena(&def, max_records, &meter)?;
-        let indexes = crate::alloc::try_collect(def.keys.iter().map(|k| Index::new(k, &arena)))?;
+        let back_to_back = back_to_back(&def);
+        let stride = stride(back_to_back);
+        let indexes =
+            crate::alloc::try_collect(def.keys.iter().map(|k| Index::new(k, &arena, stride)))?;
         let index_ledgers =
             crate::alloc::try_collect(def.keys.iter().map(|k| match k.algorithm {
                 Algorithm::Hash => IndexLedger::hash(def.min_rows, max_records),
@@ -259,6 +262,7 @@ impl Table {
             def.min_rows.min(max_records),
             def.memory_limit(),
             &meter,
+            back_to_back,
         );
         let key_bytes = KeyDef::record_bytes(&def.keys)?;
         // Last, so that a table that could not be made never shows in the list.
@@ -609,8 +613,7 @@ impl Table {
             }
         }
         if self.store.needs_new_slot() {
-            let pos = self.store.insert(packed)?;
-            self.store.delete(pos)?;
+            self.store.mirror_duplicate(packed)?;
             if new_block {
                 self.ledger.add_block();
             }
@@ -785,17 +788,29 @@ impl Table {
         Ok(())
     }
 
-    /// The first row at or after `from`, in scan order.
+    /// The first row at or after `from` (a position, or [`after`](Self::after) one), in scan
+    /// order.
     pub fn next(&self, from: Pos) -> Option<Pos> {
         self.store.next_live(from)
     }
 
-    /// The row in slot `pos` (scan order is slot order), into `out` as
-    /// [`read_into`](Self::read_into) does; `RecordDeleted` for a freed slot, which HEAP's scan
-    /// reports too (the server counts it in `Handler_read_rnd_deleted`), `EndOfFile` past the
-    /// last slot.
-    pub fn read_slot_into(&self, pos: Pos, out: &mut [u8], blobs: &mut Vec<u8>) -> Result<()> {
-        self.store.read_slot_into(pos, out, blobs)
+    /// Where a scan goes on after the row at `pos`.
+    pub fn after(&self, pos: Pos) -> Pos {
+        self.store.after(pos)
+    }
+
+    /// One step of the scan from `cursor` (0, or a step's `next`; scan order is HEAP's slot
+    /// order), the row into `out` as [`read_into`](Self::read_into) does; `RecordDeleted` for
+    /// a freed slot, which HEAP's scan reports too (the server counts it in
+    /// `Handler_read_rnd_deleted`), `EndOfFile` past the last slot. Also where it read and
+    /// where it goes on.
+    pub fn read_slot_into(
+        &self,
+        cursor: Pos,
+        out: &mut [u8],
+        blobs: &mut Vec<u8>,
+    ) -> (Step, Result<()>) {
+        self.store.read_slot_into(cursor, out, blobs)
     }
 
     /// Removes every row (DELETE without WHERE, TRUNCATE). The AUTO_INCREMENT counter stays.
@@ -859,8 +874,9 @@ impl Table {
                 self.indexes.clear();
                 self.arena = arena;
                 let arena = &self.arena;
+                let stride = stride(self.store.is_back_to_back());
                 self.indexes
-                    .extend(self.def.keys.iter().map(|k| Index::new(k, arena)));
+                    .extend(self.def.keys.iter().map(|k| Index::new(k, arena, stride)));
             }
         }
         self.index_ledgers.iter_mut().for_each(IndexLedger::clear);
@@ -1035,9 +1051,28 @@ impl Table {
                     };
                     assert!(found, "row {p} is under its key in index {k}");
                 }
-                pos = p + 1;
+                pos = self.store.after(p);
             }
         }
+    }
+}
+
+/// Whether `def`'s rows go back to back ([`crate::row_log::RowLog`]): an internal temporary
+/// table's packed rows, when each HASH key is unique (a key with duplicates keeps, for each
+/// row, a link that a position of a slot store makes small).
+fn back_to_back(def: &TableDef) -> bool {
+    def.format.is_internal()
+        && def
+            .keys
+            .iter()
+            .all(|k| k.algorithm == Algorithm::Btree || k.unique)
+}
+
+/// How far apart the positions of rows are at least.
+fn stride(back_to_back: bool) -> u32 {
+    match back_to_back {
+        true => crate::row_log::MIN_HOME,
+        false => 1,
     }
 }
 
@@ -1296,8 +1331,8 @@ mod tests {
         use proptest::prelude::*;
         use std::collections::BTreeMap;
 
-        // Record: [null bits][a: i32][b: u8]. Key 0: UNIQUE HASH (a), a nullable.
-        // Key 1: BTREE (b, a). Key 2: HASH (b).
+        // Record: [null bits][a: i32][b: u8][v: VARCHAR(10)]. Key 0: UNIQUE HASH (a), a
+        // nullable. Key 1: BTREE (b, a). Key 2: HASH (b). v's length follows a and b.
         fn a_seg() -> KeySeg {
             crate::key::tests::int_seg()
         }
@@ -1318,14 +1353,32 @@ mod tests {
         }
         /// The first `n` of the keys (one: the usual temporary table's single unique key).
         fn table_with_keys(n: usize) -> Table {
+            table_of(n, false)
+        }
+        /// The first `n` of the keys; `internal`: an internal temporary table's, which packs
+        /// its rows back to back when its HASH keys are unique (`n` below 3).
+        fn table_of(n: usize, internal: bool) -> Table {
             let mut keys = vec![
                 key(Algorithm::Hash, true, vec![a_seg()]),
                 key(Algorithm::Btree, false, vec![b_seg(), a_seg()]),
                 key(Algorithm::Hash, false, vec![b_seg()]),
             ];
             keys.truncate(n);
+            let format = match internal {
+                false => RowFormat::default(),
+                true => {
+                    let v = crate::row::VarField {
+                        offset: 6,
+                        kind: crate::row::VarKind::Varchar {
+                            len_bytes: 1,
+                            max: 10,
+                        },
+                    };
+                    RowFormat::for_table(17, vec![v], crate::row::Owner::Internal).unwrap()
+                }
+            };
             let def = TableDef {
-                rec_len: 6,
+                rec_len: 17,
                 max_rows: 0,
                 min_rows: 0,
                 max_table_size: 1 << 30,
@@ -1333,19 +1386,24 @@ mod tests {
                 auto_increment: 0,
                 keys,
                 auto_key: None,
-                tmp_table: false,
-                format: RowFormat::default(),
+                tmp_table: internal,
+                format,
                 heap_lengths: true,
             };
-            Table::new(def, 0)
+            let t = Table::new(def, 0);
+            assert_eq!(t.store.is_back_to_back(), internal && n < 3);
+            t
         }
         fn rec(a: Option<i8>, b: u8) -> Vec<u8> {
-            let mut r = vec![0u8; 6];
+            let mut r = vec![0u8; 17];
             match a {
                 None => r[0] = 1,
                 Some(a) => r[1..5].copy_from_slice(&i32::from(a).to_le_bytes()),
             }
             r[5] = b;
+            let len = (usize::from(b) * 3 + a.map_or(0, |a| a.rem_euclid(5) as usize)) % 11;
+            r[6] = len as u8;
+            r[7..7 + len].fill(b'a' + b);
             r
         }
 
@@ -1402,6 +1460,16 @@ mod tests {
                 ops in proptest::collection::vec(op(), 0..200)
             ) {
                 run_model(table_with_keys(1), ops)?;
+            }
+
+            /// Rows back to back ([`crate::row_log::RowLog`]), under a unique HASH key and a
+            /// BTREE key, or the first alone.
+            #[test]
+            fn rows_back_to_back_match_model(
+                ops in proptest::collection::vec(op(), 0..200),
+                keys in 1usize..=2,
+            ) {
+                run_model(table_of(keys, true), ops)?;
             }
         }
 
@@ -1512,7 +1580,8 @@ mod tests {
         /// `op` on `t`, positions taken as the `i`-th row in scan order; what it returned.
         fn apply(t: &mut Table, op: &Op) -> String {
             let nth = |t: &Table, i: usize| {
-                let rows: Vec<Pos> = std::iter::successors(t.next(0), |&p| t.next(p + 1)).collect();
+                let rows: Vec<Pos> =
+                    std::iter::successors(t.next(0), |&p| t.next(t.after(p))).collect();
                 (!rows.is_empty()).then(|| rows[i % rows.len()])
             };
             match *op {
@@ -1580,8 +1649,14 @@ mod tests {
                 unique in any::<Option<bool>>(),
                 auto in 0u64..5,
                 keep_blocks in any::<bool>(),
+                internal in any::<bool>(),
             ) {
-                let mut used = table();
+                // An internal table's rows go back to back (its HASH key unique).
+                let make = || match internal {
+                    true => table_of(2, true),
+                    false => table(),
+                };
+                let mut used = make();
                 for op in &before {
                     apply(&mut used, op);
                 }
@@ -1598,7 +1673,7 @@ mod tests {
                 if keep_blocks {
                     prop_assert_eq!(used.memory_bytes(), held);
                 }
-                let mut new = table();
+                let mut new = make();
                 // Kept blocks are the one difference a renewed table may show.
                 let state = |t: &Table| (state(t), (!keep_blocks).then(|| t.memory_bytes()));
                 prop_assert_eq!(state(&used), state(&new));

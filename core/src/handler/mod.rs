@@ -333,15 +333,14 @@ impl<L> Handler<L> {
     /// slot (the server reads on), or [`Error::EndOfFile`].
     pub fn rnd_next(&mut self, out: &mut [u8]) -> Result<()> {
         let (open, h) = self.parts()?;
-        let pos = h.scan_next;
         h.current = None;
-        let read = open.read()?.read_slot_into(pos, out, &mut h.blobs);
+        let (step, read) = open.read()?.read_slot_into(h.scan_next, out, &mut h.blobs);
         if !matches!(read, Err(Error::EndOfFile)) {
             // A freed slot is reported and passed, as HEAP's scan does.
-            h.scan_next = pos + 1;
+            h.scan_next = step.next;
         }
         read?;
-        h.current = Some(pos);
+        h.current = Some(step.at);
         Ok(())
     }
 
@@ -424,9 +423,10 @@ impl<L> Handler<L> {
     pub fn restart_rnd_next(&mut self, out: &mut [u8]) -> Result<()> {
         let pos = self.st.remembered.ok_or(Error::WrongCommand)?;
         let (open, h) = self.parts()?;
-        open.read()?.read_into(pos, out, &mut h.blobs)?;
+        let table = open.read()?;
+        table.read_into(pos, out, &mut h.blobs)?;
         h.current = Some(pos);
-        h.scan_next = pos + 1;
+        h.scan_next = table.after(pos);
         Ok(())
     }
 

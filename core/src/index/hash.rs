@@ -83,6 +83,9 @@ pub struct HashIndex {
     /// For each row of a group with more than one row (by position), the next older row of
     /// its key, or NONE after the oldest.
     older: GrowingVec<u32>,
+    /// Positions of rows are this far apart at least: the list of older rows has an entry
+    /// for every `stride`-th position (a [`crate::row_log::RowLog`]'s positions are offsets).
+    stride: u32,
     entries: u64,
 }
 
@@ -135,14 +138,26 @@ fn row_id(pos: Pos) -> Result<u32> {
 
 impl HashIndex {
     pub fn new(arena: &Arena) -> HashIndex {
+        HashIndex::with_stride(arena, 1)
+    }
+
+    /// An index of rows whose positions are `stride` apart at least.
+    pub fn with_stride(arena: &Arena, stride: u32) -> HashIndex {
         HashIndex {
             arena: arena.clone(),
             slots: ChunkVec::new(arena),
             bits: 0,
             groups: 0,
             older: GrowingVec::new(arena),
+            stride: stride.max(1),
             entries: 0,
         }
+    }
+
+    /// The entry of row `id` in the list of older rows.
+    #[inline(always)]
+    fn older_at(&self, id: u32) -> usize {
+        (id / self.stride) as usize
     }
 
     fn mask(&self) -> usize {
@@ -204,7 +219,7 @@ impl HashIndex {
                 }
                 let mut prev = s.row;
                 let mut next = match s.more() {
-                    true => self.older.get(prev as usize),
+                    true => self.older.get(self.older_at(prev)),
                     false => NONE,
                 };
                 while next != NONE {
@@ -212,7 +227,7 @@ impl HashIndex {
                         return Some((i, Some(prev)));
                     }
                     prev = next;
-                    next = self.older.get(prev as usize);
+                    next = self.older.get(self.older_at(prev));
                 }
             }
             i = (i + 1) & mask;
@@ -288,7 +303,7 @@ impl HashIndex {
 
     /// Room in the list of older rows for rows `a` and `b`.
     fn older_room(&mut self, a: u32, b: u32) -> Result<()> {
-        let want = a.max(b) as usize + 1;
+        let want = self.older_at(a.max(b)) + 1;
         while self.older.len() < want {
             self.older.try_grow(64, NONE)?;
         }
@@ -300,9 +315,9 @@ impl HashIndex {
     fn push_newest(&mut self, i: usize, pos: u32) {
         let mut s = self.slots.get(i);
         if !s.more() {
-            self.older.set(s.row as usize, NONE);
+            self.older.set(self.older_at(s.row), NONE);
         }
-        self.older.set(pos as usize, s.row);
+        self.older.set(self.older_at(pos), s.row);
         s.row = pos;
         s.tag |= MORE;
         self.slots.set(i, s);
@@ -385,20 +400,20 @@ impl HashIndex {
         };
         let mut s = self.slots.get(i);
         let next = match s.more() {
-            true => self.older.get(id as usize),
+            true => self.older.get(self.older_at(id)),
             false => NONE,
         };
         match prev {
             None if next == NONE => self.free_slot(i),
             None => {
                 s.row = next;
-                if self.older.get(next as usize) == NONE {
+                if self.older.get(self.older_at(next)) == NONE {
                     s.tag &= !MORE;
                 }
                 self.slots.set(i, s);
             }
             Some(prev) => {
-                self.older.set(prev as usize, next);
+                self.older.set(self.older_at(prev), next);
                 if prev == s.row && next == NONE {
                     s.tag &= !MORE;
                     self.slots.set(i, s);
@@ -420,9 +435,10 @@ impl HashIndex {
         };
         if let Some(prev) = prev {
             // Out of its place in the list (which has room for it), then first.
-            self.older.set(prev as usize, self.older.get(id as usize));
+            self.older
+                .set(self.older_at(prev), self.older.get(self.older_at(id)));
             let mut s = self.slots.get(i);
-            self.older.set(id as usize, s.row);
+            self.older.set(self.older_at(id), s.row);
             s.row = id;
             self.slots.set(i, s);
         }
@@ -567,7 +583,7 @@ impl Iterator for RowsOfKey<'_> {
         }
         let p = self.next;
         self.next = match self.more {
-            true => self.index.older.get(p as usize),
+            true => self.index.older.get(self.index.older_at(p)),
             false => NONE,
         };
         Some(Pos::from(p))

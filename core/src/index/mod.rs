@@ -22,10 +22,11 @@ pub enum Index {
 }
 
 impl Index {
-    /// An empty index for key `def`, its memory in `arena`.
-    pub fn new(def: &KeyDef, arena: &Arena) -> Index {
+    /// An empty index for key `def`, its memory in `arena`, of rows whose positions are
+    /// `stride` apart at least.
+    pub fn new(def: &KeyDef, arena: &Arena, stride: u32) -> Index {
         match def.algorithm {
-            Algorithm::Hash => Index::Hash(HashIndex::new(arena)),
+            Algorithm::Hash => Index::Hash(HashIndex::with_stride(arena, stride)),
             Algorithm::Btree => Index::Btree(BtreeIndex::new(def.image_len(), arena)),
         }
     }

@@ -9,8 +9,7 @@ use crate::row_store::RowStore;
 use std::cell::RefCell;
 use std::cmp::Ordering;
 
-/// The highest row position an index holds (positions are kept in 32 bits).
-pub const MAX_POS: Pos = (u32::MAX - 1) as Pos;
+pub use crate::records::MAX_POS;
 
 /// The keys of a table's stored rows under one index.
 pub trait Keys {
