@@ -33,7 +33,7 @@
 //! not reused before the table is emptied: internal tables change few rows' lengths.
 
 use crate::alloc::meter::Meter;
-use crate::alloc::policy::Growth;
+use crate::alloc::policy::{Growth, MIN_BLOCK};
 use crate::alloc::system::RawBlock;
 use crate::error::{Error, Result};
 use crate::records::{Pos, Step, MAX_POS};
@@ -52,6 +52,8 @@ const MAX_SLACK: usize = (1 << SLACK_BITS) - 1;
 const MIN_BODY: usize = 8;
 /// The smallest home: positions of rows are at least this far apart.
 pub const MIN_HOME: u32 = 1 + MIN_BODY as u32;
+/// log2 of the positions a page of [`RowLog::pages`] spans.
+const PAGE_BITS: u32 = MIN_BLOCK.trailing_zeros();
 /// No home: the end of the free list.
 const NONE: u32 = u32::MAX;
 
@@ -83,6 +85,10 @@ pub struct RowLog {
     first_growth: Growth,
     growth: Growth,
     blocks: Vec<Block>,
+    /// The block of each [`PAGE_BITS`]-sized page of positions: every block's size is a
+    /// multiple of a page (a power of two, at least [`MIN_BLOCK`]), so a position's block is
+    /// one load away (2 bytes a KiB of rows).
+    pages: Vec<u16>,
     /// The block rows are appended to; the blocks after it (kept by
     /// [`clear_keeping_blocks`](Self::clear_keeping_blocks)) are empty.
     current: usize,
@@ -115,6 +121,7 @@ impl RowLog {
             first_growth: growth,
             growth,
             blocks: Vec::new(),
+            pages: Vec::new(),
             current: 0,
             free_head: NONE,
             tail_free: false,
@@ -164,12 +171,17 @@ impl RowLog {
         unsafe { std::slice::from_raw_parts_mut(b.block.ptr().as_ptr(), b.used) }
     }
 
+    /// The block whose bytes position `pos` is among.
+    #[inline(always)]
+    fn block_of(&self, pos: Pos) -> Option<usize> {
+        let page = usize::try_from(pos >> PAGE_BITS).ok()?;
+        self.pages.get(page).map(|&i| usize::from(i))
+    }
+
     /// The block holding position `pos` among those in use, and the offset in it.
+    #[inline]
     fn locate(&self, pos: Pos) -> Option<(usize, usize)> {
-        let i = self
-            .blocks
-            .partition_point(|b| b.start <= pos)
-            .checked_sub(1)?;
+        let i = self.block_of(pos)?;
         let b = &self.blocks[i];
         let at = (pos - b.start) as usize;
         (i <= self.current && at < b.used).then_some((i, at))
@@ -297,14 +309,24 @@ impl RowLog {
             .last()
             .map_or(0, |b| b.start + b.block.size() as Pos);
         self.blocks.try_reserve(1)?;
+        let index = u16::try_from(self.blocks.len()).map_err(|_| Error::TableFull)?;
         let block = self
             .meter
             .take(self.growth.next_block(size), size)
             .ok_or(Error::OutOfMemory)?;
-        if start + block.size() as Pos > MAX_POS + 1 {
+        let pages = block.size() >> PAGE_BITS;
+        let refused = match start + block.size() as Pos > MAX_POS + 1 {
+            true => Some(Error::TableFull),
+            false if block.size() % (1 << PAGE_BITS) != 0 => Some(Error::internal(
+                "a block that is not a whole number of pages",
+            )),
+            false => self.pages.try_reserve(pages).err().map(Error::from),
+        };
+        if let Some(e) = refused {
             self.meter.give(block);
-            return Err(Error::TableFull);
+            return Err(e);
         }
+        self.pages.extend(std::iter::repeat_n(index, pages));
         self.bytes += block.size();
         self.blocks.push(Block {
             block,
@@ -404,11 +426,7 @@ impl RowLog {
     fn visible(&self, cursor: Pos, format: &RowFormat) -> Result<Option<Home>> {
         let mut pos = cursor;
         loop {
-            let Some(i) = self
-                .blocks
-                .partition_point(|b| b.start <= pos)
-                .checked_sub(1)
-            else {
+            let Some(i) = self.block_of(pos) else {
                 return Ok(None);
             };
             let b = &self.blocks[i];
@@ -492,6 +510,7 @@ impl RowLog {
     pub fn clear(&mut self) {
         let meter = &self.meter;
         self.blocks.drain(..).for_each(|b| meter.give(b.block));
+        self.pages = Vec::new();
         self.growth = self.first_growth;
         self.clear_keeping_blocks();
         self.bytes = 0;
@@ -512,6 +531,15 @@ impl RowLog {
             start += b.block.size() as Pos;
         }
         assert!(start <= MAX_POS + 1, "positions fit an index");
+        assert_eq!(
+            self.pages.len() as Pos,
+            start >> PAGE_BITS,
+            "a page for every KiB"
+        );
+        for (i, b) in self.blocks.iter().enumerate() {
+            assert_eq!(self.block_of(b.start), Some(i));
+            assert_eq!(self.block_of(b.start + b.block.size() as Pos - 1), Some(i));
+        }
         let (mut rows, mut free, mut away) = (0, Vec::new(), std::collections::HashSet::new());
         let mut moved = Vec::new();
         for i in 0..self.blocks.len() {
