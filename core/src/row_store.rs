@@ -78,17 +78,17 @@ impl RowStore {
         let log = (back_to_back && packed && !format.has_blobs())
             .then(|| RowLog::new(rec_len.min(256), planned_rows, limit, meter.clone()));
         RowStore {
-            log,
             slots: RecordStore::new(
                 if packed { DESCRIPTOR } else { rec_len },
                 planned_rows,
                 limit,
                 meter.clone(),
             ),
-            pieces: packed
+            pieces: (packed && log.is_none())
                 .then(|| Pieces::new(rec_len.min(256), planned_rows, limit, meter.clone())),
             format,
             blob_bytes: 0,
+            log,
         }
     }
 
