@@ -255,7 +255,7 @@ impl RowLog {
     }
 
     /// Writes `row` as `state` in `home`'s body, which fits it.
-    fn write_row(&mut self, home: Home, state: u8, row: &[u8]) {
+    fn fill_home(&mut self, home: Home, state: u8, row: &[u8]) {
         let slack = home.body - row.len();
         self.used_mut(home.block)[home.at] = state << SLACK_BITS | slack as u8;
         let body = self.body_mut(home);
@@ -350,7 +350,7 @@ impl RowLog {
         let home = self.home(pos, format)?;
         let next = word(self.body(home), 4)?;
         if fits(home.body, row.len()) {
-            self.write_row(home, LIVE, row);
+            self.fill_home(home, LIVE, row);
         } else {
             let away = self.append(AWAY, row)?;
             // `append` may have added a block: `home` still names the same bytes.
@@ -366,7 +366,7 @@ impl RowLog {
     pub fn update(&mut self, pos: Pos, row: &[u8], format: &RowFormat) -> Result<()> {
         let home = self.home(pos, format)?;
         match home.state {
-            LIVE if fits(home.body, row.len()) => self.write_row(home, LIVE, row),
+            LIVE if fits(home.body, row.len()) => self.fill_home(home, LIVE, row),
             LIVE => {
                 let away = self.append(AWAY, row)?;
                 self.write_link(home, MOVED, away as u32);
@@ -374,7 +374,7 @@ impl RowLog {
             MOVED => {
                 let away = self.away_of(home, format)?;
                 if fits(away.body, row.len()) {
-                    self.write_row(away, AWAY, row);
+                    self.fill_home(away, AWAY, row);
                 } else {
                     let to = self.append(AWAY, row)?;
                     self.write_link(away, DEAD, NONE);
