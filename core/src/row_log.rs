@@ -273,8 +273,9 @@ impl RowLog {
 
     /// Writes `row` as a new home of `state` where the last one ended. A row that moves
     /// (`AWAY`) gets [`MAX_SLACK`] bytes to grow into: it changed length once, and may again
-    /// (a group's MAX of a string).
-    fn append(&mut self, state: u8, row: &[u8]) -> Result<Pos> {
+    /// (a group's MAX of a string). `past_limit`: for an update, whose new block the table's
+    /// limit does not refuse ([`Meter::take_past_limit`]).
+    fn append(&mut self, state: u8, row: &[u8], past_limit: bool) -> Result<Pos> {
         let body = match state {
             AWAY => row.len() + MAX_SLACK,
             _ => row.len().max(MIN_BODY),
@@ -284,7 +285,7 @@ impl RowLog {
             match self.blocks.get(self.current) {
                 Some(b) if b.block.size() - b.used >= size => break,
                 Some(_) if self.current + 1 < self.blocks.len() => self.current += 1,
-                _ => self.add_block(size)?,
+                _ => self.add_block(size, past_limit)?,
             }
         }
         let b = &mut self.blocks[self.current];
@@ -301,19 +302,23 @@ impl RowLog {
         Ok(pos)
     }
 
-    /// A new block after the last, holding at least `size` bytes; `TableFull` when positions
-    /// in it would pass [`MAX_POS`].
-    fn add_block(&mut self, size: usize) -> Result<()> {
+    /// A new block after the last, holding at least `size` bytes (past the table's limit if
+    /// `past_limit`); `TableFull` when positions in it would pass [`MAX_POS`].
+    fn add_block(&mut self, size: usize, past_limit: bool) -> Result<()> {
         let start = self
             .blocks
             .last()
             .map_or(0, |b| b.start + b.block.size() as Pos);
         self.blocks.try_reserve(1)?;
         let index = u16::try_from(self.blocks.len()).map_err(|_| Error::TableFull)?;
-        let block = self
-            .meter
-            .take(self.growth.next_block(size), size)
-            .ok_or(Error::OutOfMemory)?;
+        let block = match past_limit {
+            // The least block that holds the row: the table is past its limit with it.
+            true => self
+                .meter
+                .take_past_limit(size.next_power_of_two().max(MIN_BLOCK)),
+            false => self.meter.take(self.growth.next_block(size), size),
+        }
+        .ok_or(Error::OutOfMemory)?;
         let pages = block.size() >> PAGE_BITS;
         let refused = match start + block.size() as Pos > MAX_POS + 1 {
             true => Some(Error::TableFull),
@@ -341,7 +346,7 @@ impl RowLog {
     /// home, else a new one at the end.
     pub fn insert(&mut self, row: &[u8], format: &RowFormat) -> Result<Pos> {
         if self.free_head == NONE {
-            let pos = self.append(LIVE, row)?;
+            let pos = self.append(LIVE, row, false)?;
             self.tail_free = false;
             self.records += 1;
             return Ok(pos);
@@ -352,7 +357,7 @@ impl RowLog {
         if fits(home.body, row.len()) {
             self.fill_home(home, LIVE, row);
         } else {
-            let away = self.append(AWAY, row)?;
+            let away = self.append(AWAY, row, false)?;
             // `append` may have added a block: `home` still names the same bytes.
             self.write_link(home, MOVED, away as u32);
         }
@@ -362,13 +367,14 @@ impl RowLog {
         Ok(pos)
     }
 
-    /// Replaces the row at `pos` with `row`: where it is when it fits, else at the end.
+    /// Replaces the row at `pos` with `row`: where it is when it fits, else at the end, in a
+    /// block the table's limit does not refuse ([`Meter::take_past_limit`]).
     pub fn update(&mut self, pos: Pos, row: &[u8], format: &RowFormat) -> Result<()> {
         let home = self.home(pos, format)?;
         match home.state {
             LIVE if fits(home.body, row.len()) => self.fill_home(home, LIVE, row),
             LIVE => {
-                let away = self.append(AWAY, row)?;
+                let away = self.append(AWAY, row, true)?;
                 self.write_link(home, MOVED, away as u32);
             }
             MOVED => {
@@ -376,7 +382,7 @@ impl RowLog {
                 if fits(away.body, row.len()) {
                     self.fill_home(away, AWAY, row);
                 } else {
-                    let to = self.append(AWAY, row)?;
+                    let to = self.append(AWAY, row, true)?;
                     self.write_link(away, DEAD, NONE);
                     self.write_link(home, MOVED, to as u32);
                 }
@@ -677,7 +683,7 @@ mod tests {
     }
 
     #[test]
-    fn a_refused_block_fails_the_write_and_changes_nothing() {
+    fn a_refused_block_fails_a_write_and_not_an_update() {
         let f = format();
         let mut log = RowLog::new(20, 0, 4096, Meter::try_new(4096).unwrap());
         let mut written = Vec::new();
@@ -694,18 +700,22 @@ mod tests {
             "the meter refuses the block past the limit"
         );
         assert!(log.bytes() <= 4096);
-        // A row that must move finds no room either: it stays as it was.
-        let (p, old) = written[3].clone();
-        assert_eq!(
-            log.update(p, &packed(&[b'z'; 60]), &f),
-            Err(Error::OutOfMemory)
-        );
-        assert_eq!(log.row(p, &f).unwrap(), &old[..]);
         // A freed home still takes a row that fits it.
+        let (p, _) = written[3].clone();
         log.delete(p, &f).unwrap();
         assert_eq!(log.insert(&packed(b"short"), &f), Ok(p));
+        // A row that must move gets its room past the limit: HEAP's updates never need any.
+        log.update(p, &packed(&[b'z'; 60]), &f).unwrap();
+        assert_eq!(log.row(p, &f).unwrap(), &packed(&[b'z'; 60])[..]);
+        assert!(log.bytes() > 4096);
         log.debug_check_consistency(&f);
         assert_eq!(rows(&log, &f).len(), written.len());
+        // The next write that needs a block finds the table full.
+        let held = log.bytes();
+        let refused = (0..1000).find_map(|_| log.insert(&packed(b"x"), &f).err());
+        assert_eq!(refused, Some(Error::OutOfMemory));
+        assert_eq!(log.bytes(), held);
+        log.debug_check_consistency(&f);
     }
 
     #[test]

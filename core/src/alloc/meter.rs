@@ -149,6 +149,19 @@ impl Meter {
         Some(block)
     }
 
+    /// A block of `wanted` bytes whatever the table's limit and the server-wide budget say:
+    /// for an update of an internal temporary table's row that no longer fits where it is
+    /// ([`crate::row_log::RowLog::update`]).
+    /// HEAP's rows are fixed, so its updates never need room, and the server does not move a
+    /// table to disk for an update (it fails the statement): the row gets its room, and the
+    /// table, now past its limit, is full at its next write, which the server does move.
+    /// None only when no memory can be had.
+    pub fn take_past_limit(&self, wanted: usize) -> Option<RawBlock> {
+        let block = cache::take(wanted)?;
+        self.count(block.size(), true);
+        Some(block)
+    }
+
     /// Gives a block back to the server's cache.
     pub fn give(&self, block: RawBlock) {
         self.count(block.size(), false);
