@@ -411,19 +411,11 @@ impl RowFormat {
         self.leave_room
     }
 
-    /// Bytes of the packed row that `bytes` starts with (a row of no BLOB field: its fixed
-    /// bytes and each VARCHAR's length say where it ends).
+    /// Bytes of the packed row that `bytes` starts with (its fixed bytes and each field's
+    /// length say where it ends).
     #[inline]
     pub fn packed_len(&self, bytes: &[u8]) -> Result<usize> {
-        let mut at_rec = 0;
-        let mut at = 0;
-        for v in &self.vars {
-            at += v.offset - at_rec;
-            let (len, taken) = self.field_len(v, bytes.get(at..).ok_or_else(corrupt)?)?;
-            at += taken + len;
-            at_rec = v.offset + v.kind.width();
-        }
-        let end = at + (self.rec_len - at_rec);
+        let end = self.walk(bytes, |_, _, _| {})?;
         match end <= bytes.len() {
             true => Ok(end),
             false => Err(corrupt()),
@@ -442,8 +434,10 @@ impl RowFormat {
         }
     }
 
-    /// Calls `f` with each variable field of `packed`, its length and data.
-    fn walk(&self, packed: &[u8], mut f: impl FnMut(&VarField, usize, &[u8])) -> Result<()> {
+    /// Calls `f` with each variable field of `packed`, its length and data; returns where
+    /// the row ends (after its last fixed bytes, which are not checked to be there).
+    #[inline]
+    fn walk(&self, packed: &[u8], mut f: impl FnMut(&VarField, usize, &[u8])) -> Result<usize> {
         let mut at_rec = 0;
         let mut at = 0;
         for v in &self.vars {
@@ -454,7 +448,7 @@ impl RowFormat {
             at += len;
             at_rec = v.offset + v.kind.width();
         }
-        Ok(())
+        Ok(at + (self.rec_len - at_rec))
     }
 }
 

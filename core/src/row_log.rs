@@ -80,6 +80,13 @@ struct Home {
     len: usize,
 }
 
+impl Home {
+    /// Bytes from its header to the next home's: the header and the body.
+    fn size(self) -> Pos {
+        1 + self.body as Pos
+    }
+}
+
 #[derive(Debug)]
 pub struct RowLog {
     first_growth: Growth,
@@ -237,21 +244,20 @@ impl RowLog {
         }
     }
 
-    /// The home holding the row at `pos` (its own, or where it moved), if it holds one.
-    fn row_home(&self, pos: Pos, format: &RowFormat) -> Result<Home> {
-        let home = self.home(pos, format)?;
-        match home.state {
-            LIVE => Ok(home),
-            MOVED => self.away_of(home, format),
-            _ => Err(Error::RecordDeleted),
-        }
+    /// The packed row `home` stands for (its own, or where it moved), if it holds one.
+    fn row_of(&self, home: Home, format: &RowFormat) -> Result<&[u8]> {
+        let at = match home.state {
+            LIVE => home,
+            MOVED => self.away_of(home, format)?,
+            _ => return Err(Error::RecordDeleted),
+        };
+        Ok(&self.body(at)[..at.len])
     }
 
     /// The packed row at `pos`.
     #[inline]
     pub fn row(&self, pos: Pos, format: &RowFormat) -> Result<&[u8]> {
-        let home = self.row_home(pos, format)?;
-        Ok(&self.body(home)[..home.len])
+        self.row_of(self.home(pos, format)?, format)
     }
 
     /// Writes `row` as `state` in `home`'s body, which fits it.
@@ -422,7 +428,7 @@ impl RowLog {
     /// Where a scan goes after the home at `pos`.
     pub fn after(&self, pos: Pos, format: &RowFormat) -> Pos {
         match self.home(pos, format) {
-            Ok(h) => pos + 1 + h.body as Pos,
+            Ok(h) => pos + h.size(),
             Err(_) => pos + 1,
         }
     }
@@ -446,7 +452,7 @@ impl RowLog {
             }
             let home = self.home_at(i, at, format)?;
             match home.state {
-                AWAY | DEAD => pos += 1 + home.body as Pos,
+                AWAY | DEAD => pos += home.size(),
                 _ => return Ok(Some(home)),
             }
         }
@@ -479,14 +485,9 @@ impl RowLog {
         let at = self.pos_of(home);
         let step = Step {
             at,
-            next: at + 1 + home.body as Pos,
+            next: at + home.size(),
         };
-        let row = match home.state {
-            LIVE => Ok(&self.body(home)[..home.len]),
-            MOVED => self.away_of(home, format).map(|a| &self.body(a)[..a.len]),
-            _ => Err(Error::RecordDeleted),
-        };
-        (step, row)
+        (step, self.row_of(home, format))
     }
 
     /// The first row at or after `cursor`, in scan order.
@@ -498,7 +499,7 @@ impl RowLog {
             if home.state != FREE {
                 return Some(at);
             }
-            pos = at + 1 + home.body as Pos;
+            pos = at + home.size();
         }
     }
 
@@ -564,7 +565,7 @@ impl RowLog {
                     DEAD => {}
                     _ => unreachable!(),
                 }
-                at += 1 + home.body;
+                at += home.size() as usize;
             }
         }
         assert_eq!(rows, self.records, "rows add up");
