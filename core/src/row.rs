@@ -333,6 +333,21 @@ impl RowFormat {
     /// Rebuilds the record of `packed` into `out`; BLOB pointers point into `blobs`, which is
     /// replaced (so the record is valid as long as `blobs` is neither changed nor dropped).
     pub fn unpack(&self, packed: &[u8], out: &mut [u8], blobs: &mut Vec<u8>) -> Result<()> {
+        match self.unpack_prefix(packed, out, blobs)? == packed.len() {
+            true => Ok(()),
+            false => Err(corrupt()),
+        }
+    }
+
+    /// [`unpack`](Self::unpack) of the packed row that `packed` starts with (more may follow
+    /// it); returns its length. One walk over the row, where finding its length first
+    /// ([`packed_len`](Self::packed_len)) would take two.
+    pub fn unpack_prefix(
+        &self,
+        packed: &[u8],
+        out: &mut [u8],
+        blobs: &mut Vec<u8>,
+    ) -> Result<usize> {
         if out.len() != self.rec_len {
             return Err(Error::WrongCommand);
         }
@@ -398,12 +413,11 @@ impl RowFormat {
             }
             at_rec = end;
         }
-        let tail = packed.get(at..).ok_or_else(corrupt)?;
-        if tail.len() != self.rec_len - at_rec {
-            return Err(corrupt());
-        }
+        let tail = packed
+            .get(at..at + (self.rec_len - at_rec))
+            .ok_or_else(corrupt)?;
         copy(&mut out[at_rec..], tail);
-        Ok(())
+        Ok(at + tail.len())
     }
 
     /// Whether this is an internal temporary table's format ([`Owner::Internal`]).

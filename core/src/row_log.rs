@@ -260,6 +260,33 @@ impl RowLog {
         self.row_of(self.home(pos, format)?, format)
     }
 
+    /// Reads the row at `pos` with `read`, which is given the bytes from the row's start to
+    /// its block's end and returns the row's length (as [`RowFormat::unpack_prefix`] does):
+    /// a row read once, where [`row`](Self::row) walks it to find its end first.
+    #[inline]
+    pub fn read_with(&self, pos: Pos, read: impl FnOnce(&[u8]) -> Result<usize>) -> Result<()> {
+        let (i, at) = self.locate(pos).ok_or(Error::RecordDeleted)?;
+        let (bytes, at) = match self.used(i)[at] >> SLACK_BITS {
+            LIVE => (self.used(i), at),
+            MOVED => {
+                let away = Pos::from(word(&self.used(i)[at + 1..], 4)?);
+                let (j, at) = self.locate(away).ok_or_else(corrupt)?;
+                match self.used(j)[at] >> SLACK_BITS {
+                    AWAY => (self.used(j), at),
+                    _ => return Err(corrupt()),
+                }
+            }
+            FREE | DEAD | AWAY => return Err(Error::RecordDeleted),
+            _ => return Err(corrupt()),
+        };
+        let rest = &bytes[at + 1..];
+        let body = read(rest)? + (usize::from(bytes[at]) & MAX_SLACK);
+        match (MIN_BODY..=rest.len()).contains(&body) {
+            true => Ok(()),
+            false => Err(corrupt()),
+        }
+    }
+
     /// Writes `row` as `state` in `home`'s body, which fits it.
     fn fill_home(&mut self, home: Home, state: u8, row: &[u8]) {
         let slack = home.body - row.len();
@@ -434,8 +461,8 @@ impl RowLog {
     }
 
     /// The first home at or after `cursor` (a position or where a scan goes on) that HEAP's
-    /// scan sees: a row's home or a freed one.
-    fn visible(&self, cursor: Pos, format: &RowFormat) -> Result<Option<Home>> {
+    /// scan sees, a row's home or a freed one: its block and offset.
+    fn visible(&self, cursor: Pos, format: &RowFormat) -> Result<Option<(usize, usize)>> {
         let mut pos = cursor;
         loop {
             let Some(i) = self.block_of(pos) else {
@@ -450,10 +477,9 @@ impl RowLog {
                 }
                 continue;
             }
-            let home = self.home_at(i, at, format)?;
-            match home.state {
-                AWAY | DEAD => pos += home.size(),
-                _ => return Ok(Some(home)),
+            match self.used(i)[at] >> SLACK_BITS {
+                AWAY | DEAD => pos += self.home_at(i, at, format)?.size(),
+                _ => return Ok(Some((i, at))),
             }
         }
     }
@@ -465,12 +491,29 @@ impl RowLog {
     /// One step of HEAP's scan from `cursor`: the row it finds (`Ok`), a freed home
     /// (`RecordDeleted`) or the end (`EndOfFile`), and where it goes on.
     pub fn scan(&self, cursor: Pos, format: &RowFormat) -> (Step, Result<&[u8]>) {
+        let mut row: &[u8] = &[];
+        let (step, r) = self.scan_with(cursor, format, |rest| {
+            let len = format.packed_len(rest)?;
+            row = &rest[..len];
+            Ok(len)
+        });
+        (step, r.map(|()| row))
+    }
+
+    /// [`scan`](Self::scan), the row found read with `read` as in
+    /// [`read_with`](Self::read_with): a row in its own home is walked once.
+    pub fn scan_with<'a>(
+        &'a self,
+        cursor: Pos,
+        format: &RowFormat,
+        read: impl FnOnce(&'a [u8]) -> Result<usize>,
+    ) -> (Step, Result<()>) {
         let end = Step {
             at: cursor,
             next: cursor,
         };
-        let home = match self.visible(cursor, format) {
-            Ok(Some(h)) => h,
+        let (i, at) = match self.visible(cursor, format) {
+            Ok(Some(found)) => found,
             Ok(None) if self.tail_free && cursor != Pos::MAX => {
                 // HEAP's freed slot at the end; nothing follows it.
                 let step = Step {
@@ -482,19 +525,43 @@ impl RowLog {
             Ok(None) => return (end, Err(Error::EndOfFile)),
             Err(e) => return (end, Err(e)),
         };
-        let at = self.pos_of(home);
-        let step = Step {
-            at,
-            next: at + home.size(),
+        let pos = self.blocks[i].start + at as Pos;
+        let bytes = self.used(i);
+        if bytes[at] >> SLACK_BITS == LIVE {
+            let rest = &bytes[at + 1..];
+            let slack = usize::from(bytes[at]) & MAX_SLACK;
+            let body =
+                read(rest).and_then(
+                    |len| match (MIN_BODY..=rest.len()).contains(&(len + slack)) {
+                        true => Ok(len + slack),
+                        false => Err(corrupt()),
+                    },
+                );
+            let next = match &body {
+                Ok(body) => pos + 1 + *body as Pos,
+                Err(_) => self.after(pos, format),
+            };
+            return (Step { at: pos, next }, body.map(|_| ()));
+        }
+        // A freed home, or one whose row moved: its size is in its body.
+        let home = match self.home_at(i, at, format) {
+            Ok(h) => h,
+            Err(e) => return (end, Err(e)),
         };
-        (step, self.row_of(home, format))
+        let step = Step {
+            at: pos,
+            next: pos + home.size(),
+        };
+        let row = self.row_of(home, format);
+        (step, row.and_then(|row| read(row).map(|_| ())))
     }
 
     /// The first row at or after `cursor`, in scan order.
     pub fn next_live(&self, cursor: Pos, format: &RowFormat) -> Option<Pos> {
         let mut pos = cursor;
         loop {
-            let home = self.visible(pos, format).ok()??;
+            let (i, at) = self.visible(pos, format).ok()??;
+            let home = self.home_at(i, at, format).ok()?;
             let at = self.pos_of(home);
             if home.state != FREE {
                 return Some(at);
@@ -840,8 +907,17 @@ mod tests {
                             prop_assert_eq!(Some(&step.at), at.get(&s));
                             let p = pack(&f, want);
                             prop_assert_eq!(r.unwrap(), &p[..]);
+                            // By position, in one walk: the record HEAP holds.
+                            let mut got = vec![0; 63];
+                            log.read_with(step.at, |b| f.unpack_prefix(b, &mut got, &mut Vec::new()))
+                                .unwrap();
+                            prop_assert_eq!(&got[..], want);
                         }
-                        None => prop_assert_eq!(r.err(), Some(Error::RecordDeleted)),
+                        None => {
+                            prop_assert_eq!(r.err(), Some(Error::RecordDeleted));
+                            let read = log.read_with(step.at, |_| Ok(MIN_BODY));
+                            prop_assert_eq!(read.err(), Some(Error::RecordDeleted));
+                        }
                     }
                     cursor = step.next;
                 }

@@ -194,7 +194,7 @@ impl RowStore {
     #[inline(always)]
     pub fn read_into(&self, pos: Pos, out: &mut [u8], blobs: &mut Vec<u8>) -> Result<()> {
         if let Some(log) = &self.log {
-            return self.format.unpack(log.row(pos, &self.format)?, out, blobs);
+            return log.read_with(pos, |row| self.format.unpack_prefix(row, out, blobs));
         }
         let stored = self.stored(pos).ok_or(Error::RecordDeleted)?;
         self.record_from(stored, out, blobs)
@@ -336,8 +336,8 @@ impl RowStore {
         blobs: &mut Vec<u8>,
     ) -> (Step, Result<()>) {
         if let Some(log) = &self.log {
-            let (step, row) = log.scan(cursor, &self.format);
-            return (step, row.and_then(|r| self.format.unpack(r, out, blobs)));
+            let unpack = |row| self.format.unpack_prefix(row, out, blobs);
+            return log.scan_with(cursor, &self.format, unpack);
         }
         let step = Step {
             at: cursor,

@@ -689,7 +689,11 @@ impl Table {
     }
 
     fn update_with(&mut self, pos: Pos, new: &[u8], packed: &[u8], s: &mut Scratch) -> Result<()> {
-        self.old_row(pos, s)?;
+        let keys = self.active_keys();
+        // The old record is read for its keys only (a window function's table has none).
+        if keys > 0 {
+            self.old_row(pos, s)?;
+        }
         if self.store.format().has_blobs() {
             let old = self.store.format().blob_bytes(self.read(pos)?)? as u64;
             let new = self.store.format().blob_bytes(packed)? as u64;
@@ -702,7 +706,6 @@ impl Table {
             moved,
             ..
         } = s;
-        let keys = self.active_keys();
         crate::alloc::resize_default(old_images, keys)?;
         crate::alloc::resize_default(new_images, keys)?;
         moved.clear();

@@ -10,8 +10,12 @@
 //! to 35 characters per row (one in ten with a non-ASCII letter), `g` one of 1000 groups, `v`
 //! a number. 200,000 rows, 1,000,000 with `--full`. Each system (the benchmark's adapters:
 //! `stock`, `rheap`, `stock-aria`, ...) runs as a private server per size
-//! (`tmp_table_size` = `max_heap_table_size` = the size, as in the benchmark), and each
-//! workload runs `--reps` times on each of `--clients` sessions at once.
+//! (`tmp_table_size` = `max_heap_table_size` = the size, as in the benchmark). The servers of a
+//! size run at the same time, each waiting after its load until InnoDB has no dirty page left.
+//! A workload then runs in rounds: in each, the systems take turns, each running the statement
+//! once on each of `--clients` sessions at once. The first round warms up and is not timed;
+//! `--reps` rounds are, in alternating order of systems, so that a slow spell of the machine
+//! falls on every system alike.
 //!
 //! Prints a markdown table: per workload, size, clients and system, the median seconds per
 //! statement, the internal temporary tables each statement put on disk
@@ -25,7 +29,7 @@ use mysql::prelude::Queryable;
 use mysql::Conn;
 use rheap_bench::system::{self, Size};
 use rheap_harness::server::Server;
-use rheap_harness::sql::session_status;
+use rheap_harness::sql::{global_status, session_status};
 use std::time::Instant;
 
 /// Large temporary tables on each system at each size.
@@ -147,6 +151,41 @@ fn run_one(c: &mut Conn, sql: &str) -> Result<Outcome> {
     })
 }
 
+/// One round: the statement once on each of `conns` at the same time.
+fn round_of(conns: &mut [Conn], sql: &str) -> Result<Vec<Outcome>> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = conns
+            .iter_mut()
+            .map(|c| s.spawn(move || run_one(c, sql)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| bail!("a client panicked")))
+            .collect()
+    })
+}
+
+/// Waits until InnoDB has written every page the load dirtied and purged its history, so that
+/// its background threads do not take the CPU from the first cells. Shows progress.
+fn settle(server: &Server, what: &str) -> Result<()> {
+    let mut c = server.conn()?;
+    c.query_drop("SET GLOBAL innodb_max_purge_lag_wait = 0")?;
+    c.query_drop("SET GLOBAL innodb_max_dirty_pages_pct = 0")?;
+    let t = Instant::now();
+    loop {
+        let dirty = global_status(&mut c, "Innodb_buffer_pool_pages_dirty")?;
+        if dirty == 0 {
+            return Ok(());
+        }
+        ensure!(
+            t.elapsed().as_secs() < 300,
+            "{what}: {dirty} dirty InnoDB pages after 300 s"
+        );
+        eprintln!("large: {what}: waiting for {dirty} dirty InnoDB pages to be written");
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+}
+
 fn main() -> Result<()> {
     let args = Args::parse();
     let rows = args
@@ -173,45 +212,54 @@ fn main() -> Result<()> {
     let mut cells = Vec::new();
     let mut reference: Vec<Option<String>> = vec![None; workloads.len()];
     for size_name in &sizes {
+        // Every system's server of this size runs at once, idle but for its turn, so that each
+        // repetition times the systems one after the other under the same machine conditions.
+        let mut servers = Vec::new();
         for sys in &systems {
             eprintln!("large: {sys} {size_name}: loading {rows} rows");
             let server = start(sys, size(size_name), rows)?;
-            for (w, (name, sql)) in workloads.iter().enumerate() {
-                for &clients in &args.clients {
-                    eprintln!("large: {sys} {size_name}: {name}, {clients} client(s)");
-                    let mut conns = (0..clients)
-                        .map(|_| server.conn())
-                        .collect::<Result<Vec<_>>>()?;
-                    let runs: Vec<Result<Vec<Outcome>>> = std::thread::scope(|s| {
-                        let handles: Vec<_> = conns
-                            .iter_mut()
-                            .map(|c| {
-                                s.spawn(move || {
-                                    (0..reps)
-                                        .map(|_| run_one(c, sql))
-                                        .collect::<Result<Vec<_>>>()
-                                })
-                            })
-                            .collect();
-                        handles
-                            .into_iter()
-                            .map(|h| h.join().unwrap_or_else(|_| bail!("a client panicked")))
-                            .collect()
-                    });
-                    let mut all = Vec::new();
-                    for r in runs {
-                        all.extend(r.with_context(|| format!("{sys} {size_name} {name}"))?);
+            settle(&server, &format!("{sys} {size_name}"))?;
+            servers.push((sys, server));
+        }
+        for (w, (name, sql)) in workloads.iter().enumerate() {
+            for &clients in &args.clients {
+                eprintln!("large: {size_name}: {name}, {clients} client(s), {reps} rounds");
+                let mut conns = servers
+                    .iter()
+                    .map(|(_, server)| {
+                        (0..clients)
+                            .map(|_| server.conn())
+                            .collect::<Result<Vec<_>>>()
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let mut outcomes: Vec<Vec<Outcome>> = servers.iter().map(|_| Vec::new()).collect();
+                // Round 0 warms each server up and is not timed; a round's order of systems
+                // alternates, so that none always follows the same one.
+                for round in 0..=reps {
+                    let mut order: Vec<usize> = (0..servers.len()).collect();
+                    if round % 2 == 1 {
+                        order.reverse();
                     }
-                    for Outcome { result, .. } in &all {
-                        match &reference[w] {
-                            None => reference[w] = Some(result.clone()),
-                            Some(r) if r == result => {}
-                            Some(r) => bail!(
-                                "{name} on {sys} {size_name}: result {result}, {} gave {r}",
-                                systems[0]
-                            ),
+                    for i in order {
+                        let sys = servers[i].0;
+                        let done = round_of(&mut conns[i], sql)
+                            .with_context(|| format!("{sys} {size_name} {name}"))?;
+                        for Outcome { result, .. } in &done {
+                            match &reference[w] {
+                                None => reference[w] = Some(result.clone()),
+                                Some(r) if r == result => {}
+                                Some(r) => bail!(
+                                    "{name} on {sys} {size_name}: result {result}, {} gave {r}",
+                                    systems[0]
+                                ),
+                            }
+                        }
+                        if round > 0 {
+                            outcomes[i].extend(done);
                         }
                     }
+                }
+                for ((sys, _), all) in servers.iter().zip(&outcomes) {
                     let mut secs: Vec<f64> = all.iter().map(|a| a.secs).collect();
                     secs.sort_by(f64::total_cmp);
                     let median = secs[secs.len() / 2];
@@ -221,7 +269,7 @@ fn main() -> Result<()> {
                         *name,
                         size_name.clone(),
                         clients,
-                        sys.clone(),
+                        sys.to_string(),
                         median,
                         disk,
                         peak,
