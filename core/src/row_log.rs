@@ -119,6 +119,22 @@ fn corrupt() -> Error {
     Error::internal("a row position does not name a row")
 }
 
+/// Reads the row of the `LIVE` or `AWAY` home whose header is `bytes[at]` (`bytes` its block's
+/// initialised bytes) with `read`, which returns the row's length; returns the body's size.
+#[inline(always)]
+fn read_home<'a>(
+    bytes: &'a [u8],
+    at: usize,
+    read: impl FnOnce(&'a [u8]) -> Result<usize>,
+) -> Result<usize> {
+    let rest = &bytes[at + 1..];
+    let body = read(rest)? + (usize::from(bytes[at]) & MAX_SLACK);
+    match (MIN_BODY..=rest.len()).contains(&body) {
+        true => Ok(body),
+        false => Err(corrupt()),
+    }
+}
+
 impl RowLog {
     /// A log whose first block is sized for `planned_rows` rows of about `row_len` bytes,
     /// within `limit`; its blocks are counted by `meter`.
@@ -279,12 +295,7 @@ impl RowLog {
             FREE | DEAD | AWAY => return Err(Error::RecordDeleted),
             _ => return Err(corrupt()),
         };
-        let rest = &bytes[at + 1..];
-        let body = read(rest)? + (usize::from(bytes[at]) & MAX_SLACK);
-        match (MIN_BODY..=rest.len()).contains(&body) {
-            true => Ok(()),
-            false => Err(corrupt()),
-        }
+        read_home(bytes, at, read).map(|_| ())
     }
 
     /// Writes `row` as `state` in `home`'s body, which fits it.
@@ -528,15 +539,7 @@ impl RowLog {
         let pos = self.blocks[i].start + at as Pos;
         let bytes = self.used(i);
         if bytes[at] >> SLACK_BITS == LIVE {
-            let rest = &bytes[at + 1..];
-            let slack = usize::from(bytes[at]) & MAX_SLACK;
-            let body =
-                read(rest).and_then(
-                    |len| match (MIN_BODY..=rest.len()).contains(&(len + slack)) {
-                        true => Ok(len + slack),
-                        false => Err(corrupt()),
-                    },
-                );
+            let body = read_home(bytes, at, read);
             let next = match &body {
                 Ok(body) => pos + 1 + *body as Pos,
                 Err(_) => self.after(pos, format),
