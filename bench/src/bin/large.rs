@@ -29,7 +29,8 @@ use mysql::prelude::Queryable;
 use mysql::Conn;
 use rheap_bench::system::{self, Size};
 use rheap_harness::server::Server;
-use rheap_harness::sql::{global_status, session_status};
+use rheap_harness::sql::{global_status, rheap_available, session_status};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// Large temporary tables on each system at each size.
@@ -151,6 +152,52 @@ fn run_one(c: &mut Conn, sql: &str) -> Result<Outcome> {
     })
 }
 
+/// One system's figures in one cell.
+struct Cell {
+    workload: &'static str,
+    size: String,
+    clients: usize,
+    system: String,
+    /// Median seconds per statement.
+    median: f64,
+    /// Most temporary tables on disk per statement.
+    disk: u64,
+    /// Most a session's memory grew over a statement.
+    peak: u64,
+    /// On rheap, the most bytes one internal table held.
+    largest: Option<u64>,
+}
+
+/// Runs `run` while a session of its own samples `information_schema.RHEAP_TABLES` every
+/// 10 ms; returns `run`'s result and the most bytes (rows and indexes) that one internal table
+/// of another session held in a sample. A lower bound: a table may peak between two samples.
+fn watching_tables<T>(server: &Server, run: impl FnOnce() -> Result<T>) -> Result<(T, u64)> {
+    let mut c = server.conn()?;
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let watcher = s.spawn(|| -> Result<u64> {
+            let mut most = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let bytes: Option<u64> = c
+                    .query_first(
+                        "SELECT MAX(DATA_BYTES + INDEX_BYTES) FROM information_schema.RHEAP_TABLES \
+                         WHERE KIND = 'INTERNAL' AND CONNECTION_ID <> CONNECTION_ID()",
+                    )?
+                    .flatten();
+                most = most.max(bytes.unwrap_or(0));
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Ok(most)
+        });
+        let r = run();
+        stop.store(true, Ordering::Relaxed);
+        let most = watcher
+            .join()
+            .unwrap_or_else(|_| bail!("the table watcher panicked"))?;
+        Ok((r?, most))
+    })
+}
+
 /// One round: the statement once on each of `conns` at the same time.
 fn round_of(conns: &mut [Conn], sql: &str) -> Result<Vec<Outcome>> {
     std::thread::scope(|s| {
@@ -208,8 +255,7 @@ fn main() -> Result<()> {
         .collect();
     ensure!(!workloads.is_empty(), "no such workload");
 
-    // (workload, size, clients, system) -> (median seconds, disk tables per statement, peak).
-    let mut cells = Vec::new();
+    let mut cells: Vec<Cell> = Vec::new();
     let mut reference: Vec<Option<String>> = vec![None; workloads.len()];
     for size_name in &sizes {
         // Every system's server of this size runs at once, idle but for its turn, so that each
@@ -219,31 +265,42 @@ fn main() -> Result<()> {
             eprintln!("large: {sys} {size_name}: loading {rows} rows");
             let server = start(sys, size(size_name), rows)?;
             settle(&server, &format!("{sys} {size_name}"))?;
-            servers.push((sys, server));
+            let rheap = rheap_available(&mut server.conn()?)?;
+            servers.push((sys, server, rheap));
         }
         for (w, (name, sql)) in workloads.iter().enumerate() {
             for &clients in &args.clients {
                 eprintln!("large: {size_name}: {name}, {clients} client(s), {reps} rounds");
                 let mut conns = servers
                     .iter()
-                    .map(|(_, server)| {
+                    .map(|(_, server, _)| {
                         (0..clients)
                             .map(|_| server.conn())
                             .collect::<Result<Vec<_>>>()
                     })
                     .collect::<Result<Vec<_>>>()?;
                 let mut outcomes: Vec<Vec<Outcome>> = servers.iter().map(|_| Vec::new()).collect();
-                // Round 0 warms each server up and is not timed; a round's order of systems
-                // alternates, so that none always follows the same one.
+                let mut largest: Vec<Option<u64>> = vec![None; servers.len()];
+                // Round 0 warms each server up and is not timed (on rheap it measures the
+                // largest table); a round's order of systems alternates, so that none always
+                // follows the same one.
                 for round in 0..=reps {
                     let mut order: Vec<usize> = (0..servers.len()).collect();
                     if round % 2 == 1 {
                         order.reverse();
                     }
                     for i in order {
-                        let sys = servers[i].0;
-                        let done = round_of(&mut conns[i], sql)
-                            .with_context(|| format!("{sys} {size_name} {name}"))?;
+                        let (sys, server, rheap) = &servers[i];
+                        let done = match round == 0 && *rheap {
+                            true => watching_tables(server, || round_of(&mut conns[i], sql)).map(
+                                |(done, most)| {
+                                    largest[i] = Some(most);
+                                    done
+                                },
+                            ),
+                            false => round_of(&mut conns[i], sql),
+                        }
+                        .with_context(|| format!("{sys} {size_name} {name}"))?;
                         for Outcome { result, .. } in &done {
                             match &reference[w] {
                                 None => reference[w] = Some(result.clone()),
@@ -259,33 +316,33 @@ fn main() -> Result<()> {
                         }
                     }
                 }
-                for ((sys, _), all) in servers.iter().zip(&outcomes) {
+                for (((sys, _, _), all), largest) in servers.iter().zip(&outcomes).zip(largest) {
                     let mut secs: Vec<f64> = all.iter().map(|a| a.secs).collect();
                     secs.sort_by(f64::total_cmp);
-                    let median = secs[secs.len() / 2];
-                    let disk = all.iter().map(|a| a.disk).max().unwrap_or(0);
-                    let peak = all.iter().map(|a| a.peak).max().unwrap_or(0);
-                    cells.push((
-                        *name,
-                        size_name.clone(),
+                    cells.push(Cell {
+                        workload: name,
+                        size: size_name.clone(),
                         clients,
-                        sys.to_string(),
-                        median,
-                        disk,
-                        peak,
-                    ));
+                        system: sys.to_string(),
+                        median: secs[secs.len() / 2],
+                        disk: all.iter().map(|a| a.disk).max().unwrap_or(0),
+                        peak: all.iter().map(|a| a.peak).max().unwrap_or(0),
+                        largest,
+                    });
                 }
             }
         }
     }
 
     println!("## Large temporary tables, {rows} rows, {reps} statements per session per cell\n");
-    println!("Median seconds per statement; temporary tables on disk per statement; the most a session's memory grew over a statement (MiB).\n");
+    println!("Median seconds per statement; temporary tables on disk per statement; the most a session's memory grew over a statement (MiB); on rheap, the largest internal table a statement held, rows and indexes (MiB, sampled every 10 ms in the untimed round).\n");
     let mut header = "| workload | size | clients |".to_string();
     let mut rule = "| --- | --- | --- |".to_string();
     for sys in &systems {
-        header.push_str(&format!(" {sys} s | {sys} disk | {sys} MiB |"));
-        rule.push_str(" --- | --- | --- |");
+        header.push_str(&format!(
+            " {sys} s | {sys} disk | {sys} MiB | {sys} table MiB |"
+        ));
+        rule.push_str(" --- | --- | --- | --- |");
     }
     if systems.len() > 1 {
         header.push_str(&format!(" {} / {} |", systems[0], systems[1]));
@@ -296,24 +353,29 @@ fn main() -> Result<()> {
         for size_name in &sizes {
             for &clients in &args.clients {
                 let of = |sys: &str| {
-                    cells
-                        .iter()
-                        .find(|c| c.0 == *name && &c.1 == size_name && c.2 == clients && c.3 == sys)
+                    cells.iter().find(|c| {
+                        c.workload == *name
+                            && &c.size == size_name
+                            && c.clients == clients
+                            && c.system == sys
+                    })
                 };
+                let mib = |b: u64| format!("{:.1}", b as f64 / (1 << 20) as f64);
                 let mut line = format!("| {name} | {size_name} | {clients} |");
                 for sys in &systems {
                     if let Some(c) = of(sys) {
                         line.push_str(&format!(
-                            " {:.3} | {} | {:.1} |",
-                            c.4,
-                            c.5,
-                            c.6 as f64 / (1 << 20) as f64
+                            " {:.3} | {} | {} | {} |",
+                            c.median,
+                            c.disk,
+                            mib(c.peak),
+                            c.largest.map_or("–".to_string(), mib)
                         ));
                     }
                 }
                 if systems.len() > 1 {
                     if let (Some(a), Some(b)) = (of(&systems[0]), of(&systems[1])) {
-                        line.push_str(&format!(" {:.2}× |", a.4 / b.4));
+                        line.push_str(&format!(" {:.2}× |", a.median / b.median));
                     }
                 }
                 println!("{line}");
