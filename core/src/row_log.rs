@@ -500,7 +500,9 @@ impl RowLog {
     }
 
     /// One step of HEAP's scan from `cursor`: the row it finds (`Ok`), a freed home
-    /// (`RecordDeleted`) or the end (`EndOfFile`), and where it goes on.
+    /// (`RecordDeleted`) or the end (`EndOfFile`), and where it goes on. The tests' view of
+    /// [`scan_with`](Self::scan_with), which the store reads rows with.
+    #[cfg(test)]
     pub fn scan(&self, cursor: Pos, format: &RowFormat) -> (Step, Result<&[u8]>) {
         let mut row: &[u8] = &[];
         let (step, r) = self.scan_with(cursor, format, |rest| {
@@ -511,8 +513,9 @@ impl RowLog {
         (step, r.map(|()| row))
     }
 
-    /// [`scan`](Self::scan), the row found read with `read` as in
-    /// [`read_with`](Self::read_with): a row in its own home is walked once.
+    /// One step of HEAP's scan from `cursor`, the row found read with `read` as in
+    /// [`read_with`](Self::read_with) (a row in its own home is walked once): `Ok` for a row,
+    /// `RecordDeleted` for a freed home, `EndOfFile` at the end, and where the scan goes on.
     pub fn scan_with<'a>(
         &'a self,
         cursor: Pos,
