@@ -8,8 +8,8 @@ use mysql::Conn;
 use rheap_harness::server::Server;
 use rheap_harness::sql::global_status;
 
-/// The largest block (core/src/alloc/policy.rs): no structure's first block is larger.
-const MAX_BLOCK: u64 = 4 << 20;
+/// The largest block: no structure's first block is larger.
+const MAX_BLOCK: u64 = rheap_core::alloc::policy::MAX_BLOCK as u64;
 
 #[test]
 fn min_rows_at_its_largest_does_not_preallocate() -> Result<()> {

@@ -36,8 +36,8 @@ use rheap_harness::server::{Options, Server};
 use rheap_harness::sql::{global_status, session_status};
 
 const MIB: u64 = 1 << 20;
-/// The largest block rheap takes (policy::MAX_BLOCK).
-const BLOCK: u64 = 4 * MIB;
+/// The largest block rheap takes.
+const BLOCK: u64 = rheap_core::alloc::policy::MAX_BLOCK as u64;
 
 /// The server-wide budget against sessions that want more than it.
 #[derive(Debug, Parser)]
