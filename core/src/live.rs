@@ -48,6 +48,32 @@ impl Kind {
     }
 }
 
+/// Who may see a table in the view: the rule of the server's own view of such a thing, so that
+/// `RHEAP_TABLES` tells a user nothing `information_schema.TABLES` and `PROCESSLIST` hide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Audience {
+    /// A user with some privilege on the table (`information_schema.TABLES`'s rule): a named
+    /// table.
+    Privileged = 0,
+    /// The owning connection's user, and users with PROCESS (`PROCESSLIST`'s rule): a
+    /// TEMPORARY or internal table.
+    Owner = 1,
+    /// Users with PROCESS only: a table no connection owns (a kept one).
+    Process = 2,
+}
+
+impl Audience {
+    /// Who may see a table of `kind` owned by `connection` (0: none).
+    pub fn of(kind: Kind, connection: u64) -> Audience {
+        match kind {
+            Kind::Table => Audience::Privileged,
+            Kind::Temporary | Kind::Internal if connection != 0 => Audience::Owner,
+            Kind::Temporary | Kind::Internal | Kind::Kept => Audience::Process,
+        }
+    }
+}
+
 /// One live table, as the view shows it.
 #[derive(Debug)]
 pub struct Live {
@@ -133,6 +159,13 @@ pub fn snapshot() -> Result<Vec<Row>> {
     Ok(rows)
 }
 
+impl Row {
+    /// Who may see this row.
+    pub fn audience(&self) -> Audience {
+        Audience::of(self.kind, self.connection)
+    }
+}
+
 impl Live {
     pub fn meter(&self) -> &Meter {
         &self.meter
@@ -189,6 +222,23 @@ mod tests {
             .into_iter()
             .filter(|r| r.name == name)
             .collect()
+    }
+
+    #[test]
+    fn who_sees_a_table_goes_by_its_kind_and_owner() {
+        assert_eq!(Audience::of(Kind::Table, 0), Audience::Privileged);
+        // A named table's handler may record who opened it: still the privilege rule.
+        assert_eq!(Audience::of(Kind::Table, 9), Audience::Privileged);
+        for kind in [Kind::Temporary, Kind::Internal] {
+            assert_eq!(Audience::of(kind, 9), Audience::Owner);
+            assert_eq!(
+                Audience::of(kind, 0),
+                Audience::Process,
+                "{kind:?} of no one"
+            );
+        }
+        assert_eq!(Audience::of(Kind::Kept, 0), Audience::Process);
+        assert_eq!(Audience::of(Kind::Kept, 9), Audience::Process);
     }
 
     #[test]

@@ -172,6 +172,13 @@ impl Server {
         Ok(Conn::new(self.opts(Some("test")))?)
     }
 
+    /// A new connection as `user` (of `localhost`) with `password`, no default database.
+    pub fn conn_as(&self, user: &str, password: &str) -> Result<Conn> {
+        Ok(Conn::new(
+            self.opts(None).user(Some(user)).pass(Some(password)),
+        )?)
+    }
+
     /// The `mariadbd` process id while it runs (for /proc and strace).
     pub fn pid(&self) -> Option<u32> {
         self.handle.as_ref().and_then(|h| h.pids().first().copied())

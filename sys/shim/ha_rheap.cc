@@ -19,6 +19,7 @@
 #include "sql_i_s.h"
 #include "sql_show.h"
 #include "sql_table.h"
+#include "sql_acl.h"
 #include <mysql/plugin.h>
 #include <array>
 #include <dlfcn.h>
@@ -945,10 +946,74 @@ static ST_FIELD_INFO rheap_tables_fields[]=
 };
 } // namespace Show
 
-struct rheap_tables_fill_ctx { THD *thd; TABLE *table; };
+/** The reader of RHEAP_TABLES and what is known of it during one fill. */
+struct rheap_tables_fill_ctx
+{
+  THD *thd;
+  TABLE *table;
+  /** The reader has PROCESS: it sees every connection's tables, as in PROCESSLIST. */
+  bool process;
+  /** The last connection asked about, and whether the reader sees it (rows come grouped by
+      table, not by connection, but a statement's few tables are usually listed together). */
+  uint64_t asked= 0;
+  bool asked_seen= false;
+};
 
-/** Stores one row of RHEAP_TABLES; a named table's path ./schema/name is shown as the schema
-    and table names it encodes. */
+/** Whether the reader may see table `db`.`name` in information_schema.TABLES: the rule of
+    sql_show.cc's get_all_tables, a privilege on the database (or a global one) that covers
+    tables, or any grant on the table itself. Raises no error. */
+static bool rheap_sees_table(THD *thd, const char *db, const char *name)
+{
+  Security_context *sctx= thd->security_ctx;
+  privilege_t col(NO_ACL);
+  if (check_access(thd, SELECT_ACL, db, &col, NULL, false, true) &&
+      !(sctx->master_access & (DB_ACLS | SHOW_DB_ACL)) &&
+      !acl_get_all3(sctx, db, false))
+    return false;
+  if (col & TABLE_ACLS)
+    return true;
+  TABLE_LIST t;
+  t.reset();
+  t.db= { db, strlen(db) };
+  t.table_name= { name, strlen(name) };
+  t.grant.privilege= col;
+  return !check_grant(thd, TABLE_ACLS, &t, true, 1, true);
+}
+
+struct rheap_owner_probe { my_thread_id id; const char *reader; bool seen; };
+
+/** server_threads' callback: whether the connection asked for is the reader's user's, as
+    PROCESSLIST decides for a reader without PROCESS (thd_visible_in_processlist). The list's
+    lock, held during the call, keeps the THD and its security context alive. */
+static my_bool rheap_owner_match(THD *tmp, rheap_owner_probe *p)
+{
+  if (tmp->thread_id != p->id)
+    return 0;
+  const char *user= tmp->security_ctx->user;
+  p->seen= (tmp->vio_ok() || tmp->system_thread) && user &&
+           (!tmp->system_thread || (tmp->system_thread & SYSTEM_THREAD_EVENT_WORKER)) &&
+           !strcmp(user, p->reader);
+  return 1;
+}
+
+/** Whether the reader may see a table owned by connection `id`: its own, or another of its
+    user's connections, or any with PROCESS (PROCESSLIST's rule). */
+static bool rheap_sees_connection(rheap_tables_fill_ctx *c, uint64_t id)
+{
+  if (c->process || id == (uint64_t) c->thd->thread_id)
+    return true;
+  if (id != c->asked)
+  {
+    rheap_owner_probe p= { (my_thread_id) id, c->thd->security_ctx->priv_user, false };
+    server_threads.iterate(rheap_owner_match, &p);
+    c->asked= id;
+    c->asked_seen= p.seen;
+  }
+  return c->asked_seen;
+}
+
+/** Stores one row of RHEAP_TABLES, if the reader may see it (rheap_core::live::Audience); a
+    named table's path ./schema/name is shown as the schema and table names it encodes. */
 static int rheap_tables_store(void *ctx, const rheap_live_table *r)
 {
   rheap_tables_fill_ctx *c= static_cast<rheap_tables_fill_ctx *>(ctx);
@@ -958,14 +1023,31 @@ static int rheap_tables_store(void *ctx, const rheap_live_table *r)
   memcpy(path, r->path, len);
   path[len]= 0;
   char *slash= r->named && len > 2 && !memcmp(path, "./", 2) ? strchr(path + 2, '/') : NULL;
+  uint schema_len= 0, name_len= 0;
   if (slash)
   {
     *slash= 0;
-    uint n= filename_to_tablename(path + 2, schema, sizeof(schema));
-    f[0]->store(schema, n, system_charset_info);
+    schema_len= filename_to_tablename(path + 2, schema, sizeof(schema));
+    name_len= filename_to_tablename(slash + 1, name, sizeof(name));
+  }
+  bool seen;
+  switch (r->audience) {
+  case RHEAP_AUDIENCE_PRIVILEGED:
+    seen= slash && rheap_sees_table(c->thd, schema, name);
+    break;
+  case RHEAP_AUDIENCE_OWNER:
+    seen= rheap_sees_connection(c, r->connection);
+    break;
+  default:
+    seen= c->process;
+  }
+  if (!seen)
+    return 0;
+  if (slash)
+  {
+    f[0]->store(schema, schema_len, system_charset_info);
     f[0]->set_notnull();
-    n= filename_to_tablename(slash + 1, name, sizeof(name));
-    f[1]->store(name, n, system_charset_info);
+    f[1]->store(name, name_len, system_charset_info);
   }
   else
   {
@@ -988,10 +1070,15 @@ static int rheap_tables_store(void *ctx, const rheap_live_table *r)
   return schema_table_store_record(c->thd, c->table) ? 1 : 0;
 }
 
-/** ST_SCHEMA_TABLE::fill_table: every live table, as the engine lists them. */
+/** ST_SCHEMA_TABLE::fill_table: every live table the reader may see, as the engine lists
+    them. The reader is thd->security_ctx: the definer's inside a DEFINER view or routine, as
+    for the server's own views. */
 static int rheap_tables_fill(THD *thd, TABLE_LIST *tables, COND *)
 {
-  rheap_tables_fill_ctx ctx= { thd, tables->table };
+  rheap_tables_fill_ctx ctx;
+  ctx.thd= thd;
+  ctx.table= tables->table;
+  ctx.process= (thd->security_ctx->master_access & PROCESS_ACL) != NO_ACL;
   return rheap_live_tables(rheap_tables_store, &ctx) ? 1 : 0;
 }
 

@@ -242,6 +242,8 @@ typedef struct rheap_live_table {
   const char *path;
   uint32_t path_len;
   uint8_t named;
+  /** Who may see it: RHEAP_AUDIENCE_*. */
+  uint8_t audience;
   /** The connection that owns it; 0 for none. */
   uint64_t connection;
   uint64_t rows;
@@ -251,6 +253,15 @@ typedef struct rheap_live_table {
   /** Its memory limit. */
   uint64_t max_bytes;
 } rheap_live_table;
+
+/** Who may see a row of information_schema.RHEAP_TABLES, as the server's own views decide
+    (rheap_core::live::Audience). */
+/** A user with some privilege on the table, as information_schema.TABLES shows it. */
+#define RHEAP_AUDIENCE_PRIVILEGED 0
+/** The user of the owning connection, and users with PROCESS, as PROCESSLIST shows it. */
+#define RHEAP_AUDIENCE_OWNER 1
+/** Users with PROCESS only (a table no connection owns). */
+#define RHEAP_AUDIENCE_PROCESS 2
 
 /** Calls `store(ctx, row)` once per live table, stopping at its first non-zero answer, which
     it returns; 0 when every row was stored, HA_ERR_OUT_OF_MEM when the list could not be

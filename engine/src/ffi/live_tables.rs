@@ -3,9 +3,20 @@
 
 use super::{guard_value, INTERNAL_ERROR};
 use crate::error::{ha_err, Error};
-use rheap_core::live::{self, Kind};
-use rheap_sys::shim::rheap_live_table;
+use rheap_core::live::{self, Audience, Kind};
+use rheap_sys::shim::{
+    rheap_live_table, RHEAP_AUDIENCE_OWNER, RHEAP_AUDIENCE_PRIVILEGED, RHEAP_AUDIENCE_PROCESS,
+};
 use std::ffi::{c_int, c_void};
+
+/// The shim's code of who may see a row.
+fn audience(a: Audience) -> u8 {
+    (match a {
+        Audience::Privileged => RHEAP_AUDIENCE_PRIVILEGED,
+        Audience::Owner => RHEAP_AUDIENCE_OWNER,
+        Audience::Process => RHEAP_AUDIENCE_PROCESS,
+    }) as u8
+}
 
 /// The shim's function that stores one row of the view: 0, or an error that stops the fill.
 type StoreRow = unsafe extern "C" fn(ctx: *mut c_void, row: *const rheap_live_table) -> c_int;
@@ -33,6 +44,7 @@ pub unsafe extern "C" fn rheap_live_tables(store: Option<StoreRow>, ctx: *mut c_
                 path: t.name.as_ptr().cast(),
                 path_len: t.name.len() as u32,
                 named: u8::from(t.kind == Kind::Table),
+                audience: audience(t.audience()),
                 connection: t.connection,
                 rows: t.rows,
                 data_bytes: t.data_bytes,
