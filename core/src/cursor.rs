@@ -17,6 +17,12 @@ pub enum Cursor {
     /// On a row of a HASH key (whose image is the handler's `key`): the row, and how many
     /// rows of the key came before it.
     Hash { pos: Pos, at: usize },
+    /// Off the rows of a HASH key, as HEAP's hash reads leave it: past the last row (`after`:
+    /// a NEXT found no more), or before the first (a PREV found no more, or a read found no
+    /// row). A step the other way searches the handler's last HASH key again
+    /// ([`crate::handler::State`]'s `hash_last`): forwards from its newest row, backwards
+    /// from its oldest; a step the same way finds nothing.
+    HashEdge { after: bool },
     /// On an entry of a BTREE key.
     Btree { entry: Entry },
     /// Past the last (`after`) or before the first entry of a BTREE key.

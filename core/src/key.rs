@@ -716,6 +716,13 @@ pub struct Image {
 }
 
 impl KeyDef {
+    /// Whether a HASH read that finds a row makes its key HEAP's last key (`lastkey`, what
+    /// HEAP's NEXT and PREV on a HASH key search again from once they are off a row): every
+    /// key but a unique one without a nullable part (`heap_rkey`).
+    pub fn hash_read_keeps_key(&self) -> bool {
+        !self.unique || self.segs.iter().any(KeySeg::nullable)
+    }
+
     /// A key of `segs`, as [`try_new`](Self::try_new) makes it; panics when out of memory
     /// (for tests and tools; the engine uses `try_new`).
     pub fn new(

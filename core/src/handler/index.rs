@@ -62,6 +62,40 @@ fn move_btree_cursor(cursor: &mut Cursor, pos: Pos, rows: &impl Keys) -> Result<
     }
 }
 
+/// HEAP's last HASH key (`hash_last`, [`State`]'s, zeros past its length) read as a key of
+/// `def`: its bytes in the key format, and its image.
+fn last_hash_key(hash_last: &[u8], def: &KeyDef) -> Result<(Vec<u8>, crate::key::Image)> {
+    let len = def.key_format_len(def.segs.len());
+    let mut last = Vec::new();
+    last.try_reserve_exact(len)?;
+    last.extend(
+        (hash_last.iter().copied())
+            .chain(std::iter::repeat(0))
+            .take(len),
+    );
+    let image = def.image_of_key(&last, def.segs.len())?;
+    Ok((last, image))
+}
+
+/// A step from off the rows of a HASH key towards them ([`Cursor::HashEdge`]): HEAP searches
+/// its last key again: forwards, its newest row; backwards, its oldest. The row found and the
+/// cursor's next place.
+fn hash_edge_step(
+    h: &mut State,
+    def: &KeyDef,
+    hash: &crate::index::hash::HashIndex,
+    table: &Table,
+    forward: bool,
+) -> Result<(Option<Pos>, Cursor)> {
+    let (last, image) = last_hash_key(&h.hash_last, def)?;
+    h.key = image;
+    let rows = table.row_keys(h.cursor_key).for_key(&last);
+    Ok(match hash.end_of(&h.key.bytes, forward, &rows)? {
+        Some((pos, at)) => (Some(pos), Cursor::Hash { pos, at }),
+        None => (None, Cursor::HashEdge { after: forward }),
+    })
+}
+
 impl<L> Handler<L> {
     /// `handler::index_read_map`: the row `find` names for the first parts (`keypart_map`) of
     /// a key of index `index`, into `out`; `key` gives the key (server key format) when asked
@@ -91,6 +125,11 @@ impl<L> Handler<L> {
                 let pos = hash.newest(&h.key.bytes, &rows)?;
                 if let Some(pos) = pos {
                     h.cursor = Cursor::Hash { pos, at: 0 };
+                    if !h.internal && def.hash_read_keeps_key() {
+                        h.hash_last.clear();
+                        h.hash_last.try_reserve(key_bytes.len())?;
+                        h.hash_last.extend_from_slice(key_bytes);
+                    }
                 }
                 pos
             }
@@ -110,7 +149,8 @@ impl<L> Handler<L> {
         let Some(pos) = found else {
             h.cursor = match idx {
                 Index::Btree(_) => Cursor::BtreeMissed,
-                Index::Hash(_) => Cursor::None,
+                // HEAP: no row, and NEXT searches its last key again (not this one).
+                Index::Hash(_) => Cursor::HashEdge { after: false },
             };
             return Err(Error::KeyNotFound);
         };
@@ -118,8 +158,9 @@ impl<L> Handler<L> {
     }
 
     /// `handler::index_next` (`forward`) and `index_prev`: the next row in key order (BTREE),
-    /// or the next row with the same key (HASH, forwards only); [`Error::EndOfFile`] at the
-    /// end.
+    /// or the next or previous row with the same key (HASH, newest first, as HEAP steps
+    /// through a hash chain: off its rows, the cursor searches HEAP's last key again,
+    /// [`Cursor::HashEdge`]); [`Error::EndOfFile`] at the end.
     pub fn index_step(&mut self, out: &mut [u8], forward: bool) -> Result<()> {
         let (open, h) = self.parts()?;
         // Until a row is found there is none (HEAP's position() then gives no row).
@@ -129,13 +170,39 @@ impl<L> Handler<L> {
         // The cursor moves in place; `replace` is a cursor of another kind to take its place.
         let mut replace = None;
         let pos = match (&mut h.cursor, idx) {
-            (Cursor::Hash { pos, at }, Index::Hash(hash)) if forward => {
+            (Cursor::Hash { pos, at }, Index::Hash(hash)) => {
+                let def = table.index(h.cursor_key)?.0;
+                if !forward
+                    && !def.hash_read_keeps_key()
+                    && last_hash_key(&h.hash_last, def)?.1.bytes != h.key.bytes
+                {
+                    // HEAP searches back along the chain for its last key, which the read of
+                    // this unique key left as it was: the current row is not among its rows.
+                    h.cursor = Cursor::HashEdge { after: false };
+                    return Err(Error::RecordChanged);
+                }
                 let rows = table.row_keys(h.cursor_key);
-                hash.next_after(&h.key.bytes, *pos, *at, &rows)?
-                    .map(|(p, i)| {
+                let step = if forward {
+                    hash.next_after(&h.key.bytes, *pos, *at, &rows)?
+                } else {
+                    hash.prev_before(&h.key.bytes, *pos, *at, &rows)?
+                };
+                match step {
+                    Some((p, i)) => {
                         (*pos, *at) = (p, i);
-                        p
-                    })
+                        Some(p)
+                    }
+                    None => {
+                        replace = Some(Cursor::HashEdge { after: forward });
+                        None
+                    }
+                }
+            }
+            (Cursor::HashEdge { after }, Index::Hash(hash)) if *after != forward => {
+                let def = table.index(h.cursor_key)?.0;
+                let (p, c) = hash_edge_step(h, def, hash, &table, forward)?;
+                replace = Some(c);
+                p
             }
             (Cursor::Btree { entry }, Index::Btree(tree)) => {
                 let rows = table.row_keys(h.cursor_key);
@@ -543,7 +610,7 @@ mod tests {
     }
 
     #[test]
-    fn a_hash_key_gives_equal_rows_newest_first_forwards_only() {
+    fn a_hash_key_gives_equal_rows_newest_first() {
         let _g = counters_lock();
         let mut h = internal(false);
         let mut out = [0u8; REC_LEN];
@@ -573,18 +640,16 @@ mod tests {
         for find in FINDS.map(Some).into_iter().chain([None]) {
             assert_eq!(read(&mut h, 2, find), Ok(5), "{find:?}");
         }
-        // HASH keys do not step backwards.
         let mut o = [0u8; REC_LEN];
-        assert_eq!(h.index_step(&mut o, false), Err(Error::EndOfFile));
         // Deleting the current row mid-chain: the chain goes on after it.
         read(&mut h, 2, Some(Find::Exact)).unwrap();
         h.index_step(&mut o, true).unwrap();
         assert_eq!(h.position(), 3);
         h.delete_row().unwrap();
         assert_eq!(chain(&mut h), [2, 0]);
-        // Fewer parts than the key has: not found, and no scan.
+        // Fewer parts than the key has: not found, and no row.
         assert_eq!(read(&mut h, 1, Some(Find::Exact)), Err(Error::KeyNotFound));
-        assert!(matches!(h.cursor, Cursor::None));
+        assert!(matches!(h.cursor, Cursor::HashEdge { after: false }));
         assert_eq!(h.position(), NO_ROW);
         assert_eq!(h.index_step(&mut o, true), Err(Error::EndOfFile));
         // A key no row has.
@@ -593,13 +658,114 @@ mod tests {
             h.index_read_map(&mut o, HASH, 3, Some(Find::Exact), |n| Ok(&key[..n])),
             Err(Error::KeyNotFound)
         );
-        assert!(matches!(h.cursor, Cursor::None));
+        assert!(matches!(h.cursor, Cursor::HashEdge { after: false }));
         // A unique HASH key by its key.
         let k = a_key(4);
         h.index_read_map(&mut o, UNIQUE_HASH, 1, None, |n| Ok(&k[..n]))
             .unwrap();
         assert_eq!((o.to_vec(), h.position()), (rec(Some(4), 2, 2), 4));
         assert_eq!(h.index_step(&mut o, true), Err(Error::EndOfFile));
+        h.close();
+    }
+
+    /// HEAP's steps through a hash chain (`heap_rnext`, `heap_rprev`): on a row, to the
+    /// next or previous row with its key; past the end, PREV gives the oldest row; before the
+    /// start, and after a read that found nothing, NEXT searches the last key a read found
+    /// (`lastkey`, which a read that finds nothing leaves as it was) from its newest row.
+    #[test]
+    fn a_hash_key_steps_both_ways_and_back_from_either_end_as_heap() {
+        let _g = counters_lock();
+        let mut h = Handler::<()>::default();
+        let table = crate::testing::table(false);
+        h.open_shared(
+            std::sync::Arc::new(crate::share::Share::new(table, (), false)),
+            false,
+        )
+        .unwrap();
+        let mut out = [0u8; REC_LEN];
+        for (i, bc) in [7, 1, 7, 7, 2, 7].into_iter().enumerate() {
+            write(&mut h, &rec(Some(i as i32), bc, bc)).unwrap();
+        }
+        let read = |h: &mut Handler<()>, key: [u8; 2]| {
+            let mut o = [0u8; REC_LEN];
+            h.index_read_map(&mut o, HASH, 3, Some(Find::Exact), |n| Ok(&key[..n]))
+                .map(|()| h.position())
+        };
+        let mut step = |h: &mut Handler<()>, forward: bool| {
+            h.index_step(&mut out, forward).map(|()| h.position())
+        };
+        let eof = Err(Error::EndOfFile);
+        // A fresh handler's last key is zeros: before any read found a row, none has it.
+        assert_eq!(read(&mut h, [9, 9]), Err(Error::KeyNotFound));
+        assert_eq!(step(&mut h, true), eof);
+        assert!(h.hash_last.is_empty());
+        // The chain of (7, 7), newest first, both ways.
+        assert_eq!(read(&mut h, [7, 7]), Ok(5));
+        assert_eq!(h.hash_last, [7, 7]);
+        assert_eq!(step(&mut h, false), eof, "nothing before the newest");
+        assert!(matches!(h.cursor, Cursor::HashEdge { after: false }));
+        assert_eq!(step(&mut h, false), eof, "and still nothing");
+        assert_eq!(
+            step(&mut h, true),
+            Ok(5),
+            "from before the start: the newest"
+        );
+        assert_eq!(step(&mut h, true), Ok(3));
+        assert_eq!(step(&mut h, true), Ok(2));
+        assert_eq!(step(&mut h, true), Ok(0));
+        assert_eq!(step(&mut h, true), eof);
+        assert_eq!(h.position(), NO_ROW);
+        assert_eq!(step(&mut h, true), eof, "past the end it stays");
+        assert_eq!(step(&mut h, false), Ok(0), "from past the end: the oldest");
+        assert_eq!(step(&mut h, false), Ok(2));
+        assert_eq!(step(&mut h, true), Ok(0));
+        assert_eq!(step(&mut h, false), Ok(2));
+        assert_eq!(step(&mut h, false), Ok(3));
+        assert_eq!(step(&mut h, false), Ok(5));
+        assert_eq!(step(&mut h, false), eof);
+        // A read that finds nothing leaves the last key: NEXT finds (7, 7)'s newest again,
+        // PREV nothing.
+        assert_eq!(read(&mut h, [1, 2]), Err(Error::KeyNotFound));
+        assert_eq!(h.hash_last, [7, 7]);
+        assert_eq!(step(&mut h, false), eof);
+        assert_eq!(step(&mut h, true), Ok(5));
+        assert_eq!(read(&mut h, [1, 2]), Err(Error::KeyNotFound));
+        assert_eq!(step(&mut h, true), Ok(5));
+        assert_eq!(step(&mut h, true), Ok(3));
+        // Another key found becomes the last key.
+        assert_eq!(read(&mut h, [1, 1]), Ok(1));
+        assert_eq!(step(&mut h, true), eof);
+        assert_eq!(step(&mut h, false), Ok(1));
+        assert_eq!(step(&mut h, false), eof);
+        assert_eq!(read(&mut h, [1, 2]), Err(Error::KeyNotFound));
+        assert_eq!(step(&mut h, true), Ok(1));
+        // A unique key's read makes its key the last one when it has a nullable part (`a`
+        // here), not otherwise (HEAP).
+        let k = a_key(4);
+        let mut o = [0u8; REC_LEN];
+        h.index_read_map(&mut o, UNIQUE_HASH, 1, None, |n| Ok(&k[..n]))
+            .unwrap();
+        assert_eq!(h.hash_last, k);
+        assert_eq!(step(&mut h, true), eof);
+        let def = |unique, null| {
+            let seg = crate::key::KeySeg {
+                kind: crate::key::SegKind::Binary,
+                start: 5,
+                length: 1,
+                null,
+                reverse: false,
+            };
+            KeyDef::new(crate::key::Algorithm::Hash, unique, false, vec![seg], 1)
+        };
+        assert!(!def(true, None).hash_read_keeps_key());
+        assert!(def(false, None).hash_read_keeps_key());
+        assert!(def(true, Some((0, 1))).hash_read_keeps_key());
+        // An internal table's handler keeps no last key (no HANDLER statement reaches it).
+        let mut i = internal(false);
+        write(&mut i, &rec(Some(0), 7, 7)).unwrap();
+        assert_eq!(read(&mut i, [7, 7]), Ok(0));
+        assert!(i.hash_last.is_empty());
+        i.close();
         h.close();
     }
 

@@ -55,6 +55,12 @@ pub struct State {
     /// The image of the key last looked up: a HASH cursor's key (its buffer is reused, so a
     /// lookup per row, as GROUP BY makes, allocates nothing).
     pub(crate) key: Image,
+    /// HEAP's last HASH key (`lastkey`), in the server's key format: the key of the last HASH
+    /// read that found a row (but for a unique key with no nullable part, whose reads leave
+    /// it), which NEXT and PREV search again from once a read or step left the cursor off the
+    /// rows ([`Cursor::HashEdge`]); empty, as zeros, until then. Kept only for named tables:
+    /// the HANDLER statement that steps that way does not reach internal ones.
+    pub(crate) hash_last: Vec<u8>,
     /// The key of the last duplicate-key error.
     errkey: i32,
     /// A temporary table: deletes do not count towards refreshing statistics (as HEAP).
@@ -227,6 +233,7 @@ impl<L> Handler<L> {
         self.open = Some(open);
         self.st.current = None;
         self.st.cursor = Cursor::None;
+        self.st.hash_last.clear();
         Ok(())
     }
 

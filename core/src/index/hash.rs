@@ -489,6 +489,36 @@ impl HashIndex {
         Ok(self.rows_of(group).nth(i).map(|p| (p, i)))
     }
 
+    /// The row before `pos` among the rows with key `image` (newest first): None when `pos`
+    /// is the newest. When `pos` is no longer there (deleted), `at` — how many rows came
+    /// before it — says where it was.
+    pub fn prev_before(
+        &self,
+        image: &[u8],
+        pos: Pos,
+        at: usize,
+        rows: &impl Keys,
+    ) -> Result<Option<(Pos, usize)>> {
+        let group = self.group(image, rows)?;
+        let i = self.rows_of(group).position(|p| p == pos).unwrap_or(at);
+        Ok(match i.checked_sub(1) {
+            Some(i) => self.rows_of(group).nth(i).map(|p| (p, i)),
+            None => None,
+        })
+    }
+
+    /// The newest (`newest`) or the oldest row with key `image`, and how many rows come
+    /// before it.
+    pub fn end_of(
+        &self,
+        image: &[u8],
+        newest: bool,
+        rows: &impl Keys,
+    ) -> Result<Option<(Pos, usize)>> {
+        let mut all = self.rows_of(self.group(image, rows)?).enumerate();
+        Ok(if newest { all.next() } else { all.last() }.map(|(i, p)| (p, i)))
+    }
+
     /// Drops every entry; the index keeps its arrays (in the arena) for the next ones.
     pub fn clear(&mut self) {
         self.slots.fill(Slot::FREE);
