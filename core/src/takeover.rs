@@ -187,6 +187,19 @@ pub fn serves_schema_table(mode: Mode, facts: &ShareFacts<'_>, req: SchemaTableR
         && !req.disk_asked
 }
 
+/// What makes a table full, from `rheap_table_size_limit` (`setting`) and whether the table is
+/// an ENGINE=MEMORY one served under `rheap_takeover=ALL` (`memory`): such a table is full at
+/// MEMORY's own row whatever the setting ([`LimitBy::Heap`]), so that it holds every row MEMORY
+/// would (a DBA sized it for MEMORY, whose blocks fill differently from rheap's); the setting
+/// decides for RHEAP tables and internal ones.
+pub fn limit_by(setting: LimitBy, memory: bool) -> LimitBy {
+    if memory {
+        LimitBy::Heap
+    } else {
+        setting
+    }
+}
+
 /// A table's limits, as the server's settings and the table's definition give them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SizeLimits {
@@ -350,6 +363,14 @@ mod tests {
         heap.moved("./t/d", None).unwrap();
         assert!(!heap.has("./t/d"));
         assert!(serves(Mode::All, ShareKind::Creating, Some("./t/d"), false));
+    }
+
+    #[test]
+    fn memory_tables_fill_at_memorys_row_whatever_the_setting() {
+        for setting in [LimitBy::Actual, LimitBy::Heap] {
+            assert_eq!(limit_by(setting, true), LimitBy::Heap);
+            assert_eq!(limit_by(setting, false), setting);
+        }
     }
 
     #[test]

@@ -145,10 +145,13 @@ pub unsafe fn table_def(def: &rheap_table_def) -> Result<TableDef> {
         Owner::Rheap
     };
     let format = RowFormat::for_table(def.reclength as usize, vars, owner)?;
-    let limit_by = match u32::from(def.limit_by) {
-        RHEAP_LIMIT_BY_HEAP => LimitBy::Heap,
-        _ => LimitBy::Actual,
-    };
+    let limit_by = takeover::limit_by(
+        match u32::from(def.limit_by) {
+            RHEAP_LIMIT_BY_HEAP => LimitBy::Heap,
+            _ => LimitBy::Actual,
+        },
+        def.for_memory != 0,
+    );
     let limits = takeover::size_limits(
         limit_by,
         def.max_table_size,
