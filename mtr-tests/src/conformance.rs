@@ -1,21 +1,26 @@
 //! The whole-suite conformance comparison (`rheap-dev conformance`): the installed upstream
 //! `main` and `heap` suites, whole, run once on a stock server (no plugin) and once with the
-//! plugin loaded and `--rheap-takeover=ALL`, and every test whose outcome differs between the
-//! two runs.
+//! plugin loaded as its package installs it (every setting at its default, so
+//! `rheap_table_size_limit=ACTUAL` and `information_schema.RHEAP_TABLES` on) plus
+//! `--rheap-takeover=ALL`, and every test whose outcome differs between the two runs. An
+//! optional second plugin pass (`--table-size-limit HEAP` or `BOTH`) fills tables at MEMORY's
+//! own row (`--rheap-table-size-limit=HEAP`), for the row-exact comparison.
 //!
-//! The two passes run one after the other, each a [`mtr::Run`] of its own (its vardir, log and
-//! report under `target/mtr/`[`STOCK_RUN`] and `target/mtr/`[`RHEAP_RUN`]). A test's outcome
-//! is pass, fail or skipped (mtr's `disabled` counts as skipped); it *differs* when the two
-//! passes give it different outcomes, or only one pass gives it one. A test that fails on the
-//! stock server too does not differ.
+//! The passes run one after the other, each a [`mtr::Run`] of its own (its vardir, log and
+//! report under `target/mtr/`[`STOCK_RUN`] and `target/mtr/`[`Limit::run_name`]). A test's
+//! outcome is pass, fail or skipped (mtr's `disabled` counts as skipped); it *differs* when
+//! the stock pass and a plugin pass give it different outcomes, or only one gives it one. A
+//! test that fails on the stock server too does not differ.
 //!
-//! The plugin's pass also runs our `rheap_loaded` suite's [`GUARD`] test, which fails unless
+//! Each plugin pass also runs our `rheap_loaded` suite's [`GUARD`] test, which fails unless
 //! RHEAP is loaded and serves MEMORY's tables: a pass without the plugin must not look like
 //! conformance. It is left out of the comparison and checked on its own.
 //!
-//! The differences we accept are listed in `mtr-tests/conformance.exceptions` ([`Accepted`]);
-//! a listed test that no longer differs is a *stale* entry. The run fails on a difference not
-//! listed, on a stale entry, on a guard that did not pass, and on a pass mtr did not finish.
+//! The differences we accept are listed in `mtr-tests/conformance.exceptions` ([`Accepted`]),
+//! each for every plugin pass or, with `[ACTUAL]` or `[HEAP]` before its reason, for that one;
+//! a listed test that no longer differs in a pass it is listed for is a *stale* entry. The run
+//! fails on a difference not listed, on a stale entry, on a guard that did not pass, and on a
+//! pass mtr did not finish.
 
 use crate::storage_engine::outcome::{self, Outcome};
 use crate::storage_engine::verdict::Counts;
@@ -32,8 +37,54 @@ pub const SUITES: &[&str] = &["main", "heap"];
 /// The stock pass's mtr run name (its directory under `target/mtr`).
 pub const STOCK_RUN: &str = "conformance-stock";
 
-/// The plugin's pass's mtr run name (its directory under `target/mtr`).
-pub const RHEAP_RUN: &str = "conformance-rheap";
+/// What fills a table in a plugin pass (`rheap_table_size_limit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Limit {
+    /// The package's default, `ACTUAL`: the pass runs with every setting at its default.
+    Actual,
+    /// `HEAP`: tables fill at MEMORY's own row, every other setting at its default.
+    Heap,
+}
+
+impl Limit {
+    /// The setting's value, as the exceptions' scope names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Limit::Actual => "ACTUAL",
+            Limit::Heap => "HEAP",
+        }
+    }
+
+    /// The pass's label in the summary.
+    pub fn label(self) -> &'static str {
+        match self {
+            Limit::Actual => "rheap",
+            Limit::Heap => "rheap-heap",
+        }
+    }
+
+    /// The pass's mtr run name (its directory under `target/mtr`).
+    pub fn run_name(self) -> &'static str {
+        match self {
+            Limit::Actual => "conformance-rheap",
+            Limit::Heap => "conformance-rheap-heap",
+        }
+    }
+
+    /// The server options of the pass, after the plugin's loading and `--rheap-takeover=ALL`.
+    fn options(self) -> Vec<String> {
+        match self {
+            Limit::Actual => vec![],
+            Limit::Heap => vec!["--rheap-table-size-limit=HEAP".into()],
+        }
+    }
+
+    fn parse_scope(word: &str) -> Option<Limit> {
+        [Limit::Actual, Limit::Heap]
+            .into_iter()
+            .find(|l| word == format!("[{}]", l.name()))
+    }
+}
 
 /// Our suite with the guard test, and the test: fails unless RHEAP is loaded and serving.
 pub const GUARD: (&str, &str) = ("rheap_loaded", "loaded");
@@ -54,24 +105,60 @@ pub fn differences_file() -> PathBuf {
 }
 
 /// The differences we accept (`mtr-tests/conformance.exceptions`): tests named `suite.test`,
-/// each with its reason, in the format of [`crate::list_file`]. An entry covers the test with every
-/// combination mtr runs it in (`main.t 'innodb'` is `main.t`).
+/// each with its reason, in the format of [`crate::list_file`]; a reason that starts with
+/// `[ACTUAL]` or `[HEAP]` holds for that plugin pass only ([`Limit`]), any other for every
+/// pass. An entry covers the test with every combination mtr runs it in (`main.t 'innodb'` is
+/// `main.t`).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Accepted {
     reasons: BTreeMap<String, String>,
 }
 
+/// A reason's scope: the pass its first word names, and the rest.
+fn scope_of(reason: &str) -> (Option<Limit>, &str) {
+    let (word, rest) = reason
+        .split_once(char::is_whitespace)
+        .unwrap_or((reason, ""));
+    match Limit::parse_scope(word) {
+        Some(limit) => (Some(limit), rest.trim()),
+        None => (None, reason),
+    }
+}
+
+/// What is wrong with a reason's scope, if anything.
+fn scope_error(reason: &str) -> Option<String> {
+    let word = reason.split_whitespace().next().unwrap_or("");
+    match scope_of(reason) {
+        (None, _) if word.starts_with('[') => Some(format!(
+            "`{word}` is no pass: [ACTUAL] or [HEAP], or no scope for both"
+        )),
+        (Some(_), "") => Some("a scope and no reason".into()),
+        _ => None,
+    }
+}
+
 impl Accepted {
     /// Reads and parses the file at `path`.
     pub fn load(path: &Path) -> Result<Accepted> {
-        let reasons = list_file::load(path, valid_name, |_| None)?;
+        let reasons = list_file::load(path, valid_name, scope_error)?;
         Ok(Accepted { reasons })
     }
 
     /// Parses the file's text.
     pub fn parse(text: &str) -> Result<Accepted> {
-        let reasons = list_file::parse(text, valid_name, |_| None)?;
+        let reasons = list_file::parse(text, valid_name, scope_error)?;
         Ok(Accepted { reasons })
+    }
+
+    /// The entries that hold for the plugin pass of `limit`, their reasons without the scope.
+    pub fn for_pass(&self, limit: Limit) -> Accepted {
+        let reasons = (self.reasons.iter())
+            .filter_map(|(test, reason)| match scope_of(reason) {
+                (Some(l), _) if l != limit => None,
+                (_, reason) => Some((test.clone(), reason.to_string())),
+            })
+            .collect();
+        Accepted { reasons }
     }
 
     /// Why the test mtr names `test` (with its combination, if any) may differ; `None` when
@@ -363,13 +450,15 @@ fn run_pass(
     Ok((pass, guarded))
 }
 
-/// The whole comparison's result.
+/// One comparison's result: the stock pass against one plugin pass.
 #[derive(Debug, Clone)]
 pub struct Report {
     /// The stock server's pass.
     pub stock: Pass,
     /// The pass with the plugin and `--rheap-takeover=ALL`.
     pub rheap: Pass,
+    /// What filled tables in the plugin pass.
+    pub limit: Limit,
     /// The comparison sorted against the list.
     pub verdict: Verdict,
     /// The guard test's outcome in the plugin's pass.
@@ -424,12 +513,17 @@ impl Report {
     /// the problems; last, `N passed, N failed`.
     pub fn summary(&self) -> String {
         let v = &self.verdict;
-        let mut out = String::from("\n==> conformance summary\n");
+        let mut out = format!(
+            "\n==> conformance summary: stock against {} (rheap_table_size_limit={})\n",
+            self.rheap.label,
+            self.limit.name()
+        );
         out.push_str(&format!("{}\n{}\n", self.stock.line(), self.rheap.line()));
         out.push_str(&format!(
-            "guard {}.{} in the rheap pass: {}\n",
+            "guard {}.{} in the {} pass: {}\n",
             GUARD.0,
             GUARD.1,
+            self.rheap.label,
             shown(self.guard)
         ));
         out.push_str(&format!(
@@ -469,7 +563,8 @@ impl Report {
             ));
         }
         out.push_str(&format!(
-            "{} passed, {} failed\n",
+            "{}: {} passed, {} failed\n",
+            self.rheap.label,
             v.passed(),
             self.failed()
         ));
@@ -499,8 +594,9 @@ impl Report {
         let mut out = String::new();
         for (d, reason) in diffs {
             out.push_str(&format!(
-                "==== {}: stock {}, rheap {}; {}\n",
+                "==== {} ({} pass): stock {}, rheap {}; {}\n",
                 d.test,
+                self.rheap.label,
                 shown(d.stock),
                 shown(d.rheap),
                 reason.map_or("not listed".into(), |r| format!("listed: {r}"))
@@ -515,12 +611,12 @@ impl Report {
     }
 }
 
-/// Runs both passes over the whole suites (`extra` goes to both mtr runs after our arguments:
-/// test names narrow the run, options such as `--big-test` widen it), compares them against
-/// the list, prints the summary (its last line `N passed, N failed`) and writes every
-/// difference's failure report to [`differences_file`]. `table_size_limit` is the rheap pass's
-/// rheap_table_size_limit.
-pub fn run(table_size_limit: &str, extra: &[String]) -> Result<Report> {
+/// Runs the stock pass and a plugin pass for each of `limits` over the whole suites (`extra`
+/// goes to every mtr run after our arguments: test names narrow the run, options such as
+/// `--big-test` widen it), compares each plugin pass with the stock one against the list,
+/// prints each comparison's summary and last the line `N passed, N failed` over all of them,
+/// and writes every difference's failure report to [`differences_file`].
+pub fn run(limits: &[Limit], extra: &[String]) -> Result<Vec<Report>> {
     let started = Instant::now();
     let file = list_file();
     let accepted = Accepted::load(&file)?;
@@ -529,74 +625,93 @@ pub fn run(table_size_limit: &str, extra: &[String]) -> Result<Report> {
     let guard = format!("{loaded}.{}", GUARD.1);
     let narrowed = extra.iter().any(|a| !a.starts_with('-'));
     println!(
-        "conformance: the whole {} suites on a stock server, then with {} loaded and \
-         --rheap-takeover=ALL and --rheap-table-size-limit={}; {} accepted differences in {}",
+        "conformance: the whole {} suites on a stock server, then with {} loaded at its \
+         package's defaults and --rheap-takeover=ALL, rheap_table_size_limit {}; {} accepted \
+         differences in {}",
         SUITES.join(" and "),
         dir.join("ha_rheap.so").display(),
-        table_size_limit,
+        limits
+            .iter()
+            .map(|l| l.name())
+            .collect::<Vec<_>>()
+            .join(", then "),
         accepted.len(),
         file.display()
     );
 
-    let mut stock = mtr::Run::new(STOCK_RUN);
-    stock.suites = SUITES.iter().map(|s| s.to_string()).collect();
-    stock.tests = extra.to_vec();
+    let mut stock_run = mtr::Run::new(STOCK_RUN);
+    stock_run.suites = SUITES.iter().map(|s| s.to_string()).collect();
+    stock_run.tests = extra.to_vec();
+    let (stock, _) = run_pass("stock", &stock_run, None, started)?;
 
-    let mut rheap = mtr::Run::new(RHEAP_RUN);
-    rheap.suites = stock.suites.clone();
-    rheap.suites.push(loaded);
-    rheap.tests = extra.to_vec();
-    if narrowed {
-        // Test names run those tests only: the guard too, then.
-        rheap.tests.push(guard.clone());
-    }
-    rheap.mysqld = vec![
-        format!("--plugin-dir={}", dir.display()),
-        "--plugin-load-add=ha_rheap.so".into(),
-        "--rheap-takeover=ALL".into(),
-        // HEAP: tables fill at MEMORY's row, as the stock results expect.
-        format!("--rheap-table-size-limit={table_size_limit}"),
-        // information_schema.RHEAP_TABLES would show in information_schema's own listings
-        // (main.information_schema): the comparison is of the engine.
-        "--rheap-tables=OFF".into(),
-    ];
-
-    let (stock, _) = run_pass("stock", &stock, None, started)?;
-    let (rheap, guard_outcome) = run_pass("rheap", &rheap, Some(&guard), started)?;
-
-    let mut problems = Vec::new();
-    if guard_outcome != Some(Outcome::Pass) {
-        problems.push(format!(
-            "the guard {}.{} did not pass in the rheap pass ({}): RHEAP may not be loaded or \
-             serving, so that pass proves nothing",
-            GUARD.0,
-            GUARD.1,
-            shown(guard_outcome)
-        ));
-    }
-    for p in [&stock, &rheap] {
-        if !p.finished {
+    let mut reports = Vec::new();
+    for &limit in limits {
+        let mut run = mtr::Run::new(limit.run_name());
+        run.suites = stock_run.suites.clone();
+        run.suites.push(loaded.clone());
+        run.tests = extra.to_vec();
+        if narrowed {
+            // Test names run those tests only: the guard too, then.
+            run.tests.push(guard.clone());
+        }
+        run.mysqld = vec![
+            format!("--plugin-dir={}", dir.display()),
+            "--plugin-load-add=ha_rheap.so".into(),
+            "--rheap-takeover=ALL".into(),
+        ];
+        run.mysqld.extend(limit.options());
+        let (rheap, guard_outcome) = run_pass(limit.label(), &run, Some(&guard), started)?;
+        let mut problems = Vec::new();
+        if guard_outcome != Some(Outcome::Pass) {
+            problems.push(format!(
+                "the guard {}.{} did not pass in the {} pass ({}): RHEAP may not be loaded or \
+                 serving, so that pass proves nothing",
+                GUARD.0,
+                GUARD.1,
+                limit.label(),
+                shown(guard_outcome)
+            ));
+        }
+        // The stock pass's problem is the first comparison's, once.
+        let unfinished = [(&stock, reports.is_empty()), (&rheap, true)];
+        for (p, _) in unfinished
+            .into_iter()
+            .filter(|(p, own)| *own && !p.finished)
+        {
             problems.push(format!(
                 "mysql-test-run stopped before the end of the {} pass (no report; see {})",
                 p.label,
                 p.log.display()
             ));
         }
+        let verdict = judge(
+            &stock.outcomes,
+            &rheap.outcomes,
+            &accepted.for_pass(limit),
+            !narrowed,
+        );
+        reports.push(Report {
+            stock: stock.clone(),
+            rheap,
+            limit,
+            verdict,
+            guard: guard_outcome,
+            problems,
+        });
     }
-    let verdict = judge(&stock.outcomes, &rheap.outcomes, &accepted, !narrowed);
-    let report = Report {
-        stock,
-        rheap,
-        verdict,
-        guard: guard_outcome,
-        problems,
-    };
     let diffs = differences_file();
-    std::fs::write(&diffs, report.differences_text())
-        .with_context(|| format!("writing {}", diffs.display()))?;
+    let text: String = reports.iter().map(Report::differences_text).collect();
+    std::fs::write(&diffs, text).with_context(|| format!("writing {}", diffs.display()))?;
     println!("conformance: took {} in all", minutes(started.elapsed()));
-    print!("{}", report.summary());
-    Ok(report)
+    for r in &reports {
+        print!("{}", r.summary());
+    }
+    println!(
+        "{} passed, {} failed",
+        reports.iter().map(|r| r.verdict.passed()).sum::<usize>(),
+        reports.iter().map(Report::failed).sum::<usize>()
+    );
+    Ok(reports)
 }
 
 #[cfg(test)]
@@ -694,6 +809,38 @@ mod tests {
              line 4: `main.b` is listed twice; line 5: `.x` is not a test name; \
              line 6: `main.` is not a test name"
         );
+    }
+
+    #[test]
+    fn an_entry_holds_for_every_pass_or_the_one_its_scope_names() {
+        let a = Accepted::parse(
+            "main.both lists RHEAP_TABLES\n\
+             main.actual [ACTUAL] fills at its real bytes\n\
+             main.heap [HEAP] fills at MEMORY's row\n",
+        )
+        .expect("valid");
+        let actual = a.for_pass(Limit::Actual);
+        assert_eq!(
+            actual.tests().collect::<Vec<_>>(),
+            ["main.actual", "main.both"]
+        );
+        assert_eq!(
+            actual.reason("main.actual"),
+            Some("fills at its real bytes")
+        );
+        let heap = a.for_pass(Limit::Heap);
+        assert_eq!(heap.tests().collect::<Vec<_>>(), ["main.both", "main.heap"]);
+        assert_eq!(heap.reason("main.both"), Some("lists RHEAP_TABLES"));
+
+        let err = Accepted::parse("main.a [BOTH] why\nmain.b [HEAP]\nmain.c [HEAP]  \n")
+            .expect_err("invalid");
+        assert_eq!(
+            format!("{err:#}"),
+            "line 1: `main.a`: `[BOTH]` is no pass: [ACTUAL] or [HEAP], or no scope for both; \
+             line 2: `main.b`: a scope and no reason; line 3: `main.c`: a scope and no reason"
+        );
+        let err = Accepted::parse("main.d [HEAP] \t x\nmain.e [ACTUAL]\tx\n");
+        assert!(err.is_ok(), "{err:?}");
     }
 
     #[test]
@@ -901,6 +1048,7 @@ The servers were restarted 0 times
         let mut report = Report {
             stock: pass("stock", stock, ""),
             rheap: pass("rheap", rheap, LOG),
+            limit: Limit::Actual,
             verdict,
             guard: Some(Pass),
             problems: vec![],
@@ -919,15 +1067,20 @@ The servers were restarted 0 times
             lines.contains(&"  main.a: stock: main.a pass; rheap: main.a pass"),
             "{summary}"
         );
-        assert_eq!(lines.last(), Some(&"2 passed, 2 failed"), "{summary}");
+        assert_eq!(
+            lines.last(),
+            Some(&"rheap: 2 passed, 2 failed"),
+            "{summary}"
+        );
         assert!(!report.ok());
 
         // A guard that did not pass fails the run too.
         report.problems.push("the guard did not pass".into());
         assert_eq!(report.failed(), 3);
-        assert!(report
-            .differences_text()
-            .contains("==== main.show_check: stock pass, rheap fail; not listed\n(rheap pass)\n"));
+        assert!(report.differences_text().contains(
+            "==== main.show_check (rheap pass): stock pass, rheap fail; not listed\n\
+                 (rheap pass)\n"
+        ));
     }
 
     #[test]

@@ -49,56 +49,87 @@ fn run_twin(seed: u64, budget: Duration, max_mismatches: usize) -> Result<Report
     let mut sides = twin::Sides {
         memory: &mut memory,
         rheap: &mut rheap,
+        rheap_engine: "RHEAP",
+        both_full: 0,
     };
     let mut progress = Progress::new();
     let mut report = Report::new(Mode::Twin, seed);
     while progress.elapsed() < budget && report.mismatches.len() < max_mismatches {
         let case = report.cases;
-        let (def, steps) = twin::draw_case(&mut case_rng(seed, case), 60);
+        let (def, steps, setup) = twin::draw_case(&mut case_rng(seed, case), 60);
         report.cases += 1;
-        let diff = twin::run_case(&mut sides, &def, &steps, &mut report.statements)
+        let diff = twin::run_case(&mut sides, &setup, &def, &steps, &mut report.statements)
             .with_context(|| format!("twin case {case} of seed {seed}"))?;
         if let Some(diff) = diff {
             println!(
-                "[fuzz twin] seed {seed} case {case}: MEMORY and RHEAP differ at: {}",
+                "[fuzz twin] seed {seed} case {case} ({setup:?}): MEMORY and rheap differ at: {}",
                 diff.sql
             );
+            let case = TwinCase {
+                seed,
+                case,
+                setup: &setup,
+                def: &def,
+            };
             report
                 .mismatches
-                .push(shrink_twin(&mut sides, seed, case, &def, &steps, diff)?);
+                .push(shrink_twin(&mut sides, &case, &steps, diff)?);
         }
         progress.tick(&report);
     }
     report.elapsed = progress.elapsed();
+    report.both_full = Some(sides.both_full);
     Ok(report)
+}
+
+/// A twin case, as a mismatch names it.
+struct TwinCase<'a> {
+    seed: u64,
+    case: u64,
+    setup: &'a twin::Setup,
+    def: &'a schema::Table,
 }
 
 /// Shrinks a twin case to the steps the difference needs and writes it as an mtr test case
 /// of the rheap suite.
 fn shrink_twin(
     sides: &mut twin::Sides<'_>,
-    seed: u64,
-    case: u64,
-    def: &schema::Table,
+    c: &TwinCase<'_>,
     steps: &[twin::Step],
     diff: twin::Diff,
 ) -> Result<Mismatch> {
+    let TwinCase {
+        seed,
+        case,
+        setup,
+        def,
+    } = *c;
     let upto = diff.step.map_or(0, |s| s + 1);
     let mut ran = 0;
     let steps = shrink::ddmin(steps[..upto].to_vec(), SHRINK_BUDGET, |s| {
-        Ok(twin::run_case(sides, def, s, &mut ran)?.is_some())
+        Ok(twin::run_case(sides, setup, def, s, &mut ran)?.is_some())
     })?;
     // The shrunk case's own first difference (it may be another statement's).
-    let diff = twin::run_case(sides, def, &steps, &mut ran)?.unwrap_or(diff);
+    let diff = twin::run_case(sides, setup, def, &steps, &mut ran)?.unwrap_or(diff);
+    let how = match setup.rheap_side {
+        twin::RheapSide::Rheap => "`RHEAP_ENGINE=MEMORY rheap-dev mtr --record NAME`, then run it \
+             on RHEAP"
+            .to_string(),
+        twin::RheapSide::MemoryUnderAll => "`RHEAP_ENGINE=MEMORY rheap-dev mtr --record NAME` \
+             (MEMORY's table HEAP's), then run it, still with RHEAP_ENGINE=MEMORY, with SET \
+             GLOBAL rheap_takeover=ALL added before the CREATE (MEMORY's table rheap's)"
+            .to_string(),
+    };
     let mut script = format!(
-        "# Found by `rheap-dev fuzz --mode twin --seed {seed}` (case {case}): RHEAP answered\n\
+        "# Found by `rheap-dev fuzz --mode twin --seed {seed}` (case {case}): rheap answered\n\
          # differently from MEMORY at:\n#   {}\n\
          # Copy into mtr-tests/mysql-test/rheap/t/, record its result on MEMORY with\n\
-         # `RHEAP_ENGINE=MEMORY rheap-dev mtr --record NAME`, then run it on RHEAP.\n\
+         # {how}.\n\
          # Reads whose order MEMORY leaves to row addresses end their ORDER BY with id here,\n\
          # or are --sorted_result when they have none.\n\
-         --source include/have_rheap.inc\n\n{};\n",
+         --source include/have_rheap.inc\n{};\n\n{};\n",
         diff.sql,
+        setup.settings().join(";\n"),
         def.create("t", None)
     );
     for step in &steps {
@@ -132,7 +163,10 @@ fn shrink_twin(
             }
         }
     }
-    script.push_str("DROP TABLE t;\n");
+    script.push_str(
+        "DROP TABLE t;\nSET SESSION max_heap_table_size = DEFAULT;\n\
+         SET GLOBAL rheap_table_size_limit = DEFAULT;\n",
+    );
     let path = out_dir().join(format!("fuzz_twin_{seed}_{case}.test"));
     std::fs::create_dir_all(out_dir())?;
     std::fs::write(&path, &script)?;

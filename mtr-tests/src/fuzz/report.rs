@@ -47,6 +47,9 @@ pub struct Report {
     pub statements: u64,
     pub elapsed: Duration,
     pub mismatches: Vec<Mismatch>,
+    /// Twin mode: statements both tables refused with "table is full" (compared like any
+    /// other answer).
+    pub both_full: Option<u64>,
 }
 
 impl Report {
@@ -59,13 +62,18 @@ impl Report {
             statements: 0,
             elapsed: Duration::ZERO,
             mismatches: Vec::new(),
+            both_full: None,
         }
     }
 
-    /// One line: statements run, statements per second, mismatches.
+    /// One line: statements run, statements per second, mismatches (and in twin mode the
+    /// statements both tables found full).
     pub fn summary(&self) -> String {
+        let full = self
+            .both_full
+            .map_or(String::new(), |n| format!(", {n} refused as full on both"));
         format!(
-            "fuzz {} seed {}: {} cases, {} statements in {:.0?} ({:.0}/s), {} mismatches",
+            "fuzz {} seed {}: {} cases, {} statements in {:.0?} ({:.0}/s){full}, {} mismatches",
             self.mode.name(),
             self.seed,
             self.cases,

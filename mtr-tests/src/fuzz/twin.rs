@@ -1,5 +1,13 @@
-//! Twin tables, one server: a random definition made once as ENGINE=MEMORY and once as
-//! ENGINE=RHEAP, the same random statements on both, and every answer compared.
+//! Twin tables, one server: a random definition made once as MEMORY's table and once as
+//! rheap's, the same random statements on both, and every answer compared.
+//!
+//! Each case draws a [`Setup`]: rheap's twin is an ENGINE=RHEAP table, or an ENGINE=MEMORY
+//! table served by rheap (`rheap_takeover=ALL`, beside one that HEAP serves), made under
+//! `rheap_table_size_limit` ACTUAL (the default) or HEAP, at the server's default
+//! `max_heap_table_size` or at one small enough that the tables fill. "Table is full" is
+//! compared where MEMORY's row is promised: under HEAP, and for MEMORY's tables served under
+//! ALL whatever the setting; an RHEAP table under ACTUAL fills at its real bytes instead, so
+//! such cases keep the default limit, which no case reaches.
 //!
 //! A case is a definition and a list of [`Step`]s drawn from the case's own generator before
 //! anything runs, so that any subset of them can be run again (to shrink a mismatch). After
@@ -16,6 +24,7 @@ use super::outcome::Outcome;
 use super::rng::Rng;
 use super::schema::{Table, Type};
 use anyhow::Result;
+use mysql::prelude::Queryable;
 use mysql::Conn;
 use std::collections::HashMap;
 
@@ -70,10 +79,74 @@ impl Diff {
     }
 }
 
-/// The two sides: a connection each, and the name of its table.
+/// The two sides: a connection each, and the engine rheap's table is made with.
 pub struct Sides<'a> {
     pub memory: &'a mut Conn,
     pub rheap: &'a mut Conn,
+    /// `RHEAP`, or `MEMORY` for a MEMORY table served under ALL ([`Setup::rheap_side`]).
+    pub rheap_engine: &'static str,
+    /// Statements both sides refused with "table is full" (ER_RECORD_FILE_FULL).
+    pub both_full: u64,
+}
+
+/// `ER_RECORD_FILE_FULL`, as an outcome's error begins.
+const FULL: &str = "1114:";
+
+/// What rheap's twin table is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RheapSide {
+    /// ENGINE=RHEAP.
+    Rheap,
+    /// ENGINE=MEMORY made under `rheap_takeover=ALL` (MEMORY's twin is made under OFF).
+    MemoryUnderAll,
+}
+
+/// How a case's tables are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Setup {
+    pub rheap_side: RheapSide,
+    /// `rheap_table_size_limit` when the tables are made: `ACTUAL` or `HEAP`.
+    pub limit: &'static str,
+    /// `max_heap_table_size` of both (None: the server's default, 16M, which no case fills).
+    pub max_heap_table_size: Option<u64>,
+}
+
+impl Setup {
+    /// Draws a setup: small limits only where MEMORY's row for "table is full" is promised.
+    fn random(r: &mut Rng) -> Setup {
+        let (rheap_side, limit) = match r.below(3) {
+            0 => (RheapSide::MemoryUnderAll, "ACTUAL"),
+            1 => (RheapSide::Rheap, "HEAP"),
+            _ => (RheapSide::Rheap, "ACTUAL"),
+        };
+        let promised = rheap_side == RheapSide::MemoryUnderAll || limit == "HEAP";
+        let max_heap_table_size =
+            (promised && r.one_in(2)).then(|| *r.pick(&[16384u64, 32768, 65536]));
+        Setup {
+            rheap_side,
+            limit,
+            max_heap_table_size,
+        }
+    }
+
+    /// The engine rheap's table is made with.
+    pub fn rheap_engine(&self) -> &'static str {
+        match self.rheap_side {
+            RheapSide::Rheap => "RHEAP",
+            RheapSide::MemoryUnderAll => "MEMORY",
+        }
+    }
+
+    /// The session's and server's settings before the tables are made (both sessions).
+    pub fn settings(&self) -> [String; 2] {
+        let size = self
+            .max_heap_table_size
+            .map_or("DEFAULT".to_string(), |n| n.to_string());
+        [
+            format!("SET SESSION max_heap_table_size = {size}"),
+            format!("SET GLOBAL rheap_table_size_limit = {}", self.limit),
+        ]
+    }
 }
 
 const MEMORY_TABLE: &str = "t_m";
@@ -90,10 +163,13 @@ impl Sides<'_> {
                 .renamed(table, "t")
                 .renamed(engine, "<engine>"))
         };
-        Ok((
+        let (m, r) = (
             run(self.memory, MEMORY_TABLE, "MEMORY")?,
-            run(self.rheap, RHEAP_TABLE, "RHEAP")?,
-        ))
+            run(self.rheap, RHEAP_TABLE, self.rheap_engine)?,
+        );
+        let full = |o: &Outcome| o.error.as_deref().is_some_and(|e| e.starts_with(FULL));
+        self.both_full += u64::from(full(&m) && full(&r));
+        Ok((m, r))
     }
 
     /// Each side's map from `id` to the weight of key `k`.
@@ -145,17 +221,39 @@ pub const AFTER_WRITE: [&str; 2] = [
      WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{t}'",
 ];
 
-/// Runs `steps` on new twin tables of `def`; the first difference, if any. `ran` counts the
-/// statements sent (to both sides). The tables are dropped afterwards.
+/// Runs `steps` on new twin tables of `def`, made as `setup` says; the first difference, if
+/// any. `ran` counts the statements sent (to both sides). The tables are dropped afterwards,
+/// and `rheap_takeover` is back at INTERNAL.
 pub fn run_case(
     sides: &mut Sides<'_>,
+    setup: &Setup,
     def: &Table,
     steps: &[Step],
     ran: &mut u64,
 ) -> Result<Option<Diff>> {
+    sides.rheap_engine = setup.rheap_engine();
     sides.both("DROP TABLE IF EXISTS {t}")?;
+    for sql in setup.settings() {
+        sides.both(&sql)?;
+    }
     let create = def.create("{t}", Some("{engine}"));
-    let (m, r) = sides.both(&create)?;
+    let (m, r) = match setup.rheap_side {
+        RheapSide::Rheap => sides.both(&create)?,
+        RheapSide::MemoryUnderAll => {
+            // HEAP's table made under OFF, rheap's under ALL, which stays for the case: a
+            // TRUNCATE makes each again, and under ALL each stays with the engine it is on.
+            sides.memory.query_drop("SET GLOBAL rheap_takeover = OFF")?;
+            let made = |c: &mut Conn, t: &str| -> Result<Outcome> {
+                let sql = create.replace("{t}", t).replace("{engine}", "MEMORY");
+                Ok(Outcome::of(c, &sql)?
+                    .renamed(t, "t")
+                    .renamed("MEMORY", "<engine>"))
+            };
+            let m = made(sides.memory, MEMORY_TABLE)?;
+            sides.memory.query_drop("SET GLOBAL rheap_takeover = ALL")?;
+            (m, made(sides.rheap, RHEAP_TABLE)?)
+        }
+    };
     *ran += 2;
     let refused = m.error.is_some();
     if let Some(d) = Diff::between(None, &create, m, r) {
@@ -163,10 +261,16 @@ pub fn run_case(
     }
     if refused {
         // Both refuse the definition alike: nothing more to compare.
+        sides
+            .memory
+            .query_drop("SET GLOBAL rheap_takeover = INTERNAL")?;
         return Ok(None);
     }
     let diff = run_steps(sides, def, steps, ran);
     sides.both("DROP TABLE {t}")?;
+    sides
+        .memory
+        .query_drop("SET GLOBAL rheap_takeover = INTERNAL")?;
     diff
 }
 
@@ -192,13 +296,28 @@ fn run_steps(
                 }
             }
             Step::Handler { key, reads } => {
-                let weights_of = |sides: &mut Sides<'_>| match key {
-                    Some(k) => sides.weights(def, *k).map(Some),
+                // A BTREE key's reads compare in key order; a HASH key's rows (equal keys,
+                // newest first) and a scan's exactly.
+                let btree = key.filter(|&k| def.keys[k].btree);
+                let weights_of = |sides: &mut Sides<'_>| match btree {
+                    Some(k) => sides.weights(def, k).map(Some),
                     None => Ok(None),
                 };
                 let mut weights = weights_of(sides)?;
                 sides.both("HANDLER {t} OPEN")?;
                 let mut found = None;
+                // MEMORY's NEXT and PREV on a HASH key search again for the key in a buffer
+                // that other reads (a BTREE key's, another statement's) also write: after a
+                // read that found no row, which leaves the buffer as it was, they are not
+                // compared until a read finds one; on a unique key with no nullable part, whose
+                // reads never write the buffer, they are never compared.
+                let stale = key.is_some_and(|k| {
+                    let key = &def.keys[k];
+                    !key.btree
+                        && key.unique
+                        && key.parts.iter().all(|p| !def.columns[p.column].nullable)
+                });
+                let mut lost = stale;
                 for sql in reads {
                     let (mut m, mut r) = sides.both(sql)?;
                     *ran += 2;
@@ -207,6 +326,12 @@ fn run_steps(
                         weights = weights_of(sides)?;
                     } else if let Some((wm, wr)) = &weights {
                         (m, r) = (m.key_positions(wm), r.key_positions(wr));
+                    } else if key.is_some() {
+                        if sql.contains(" = (") {
+                            lost = stale || (m.error.is_none() && m.rows.is_empty());
+                        } else if lost && (sql.contains(" NEXT") || sql.contains(" PREV")) {
+                            continue;
+                        }
                     }
                     found = Diff::between(at, sql, m, r);
                     if found.is_some() {
@@ -223,16 +348,18 @@ fn run_steps(
     Ok(None)
 }
 
-/// Draws a case: a definition and `n` steps.
-pub fn draw_case(r: &mut Rng, n: usize) -> (Table, Vec<Step>) {
+/// Draws a case: a definition, `n` steps, and how the tables are made.
+pub fn draw_case(r: &mut Rng, n: usize) -> (Table, Vec<Step>, Setup) {
+    let setup = Setup::random(r);
     let def = Table::random(r);
     let mut gen = Gen {
         def: &def,
         next_id: 1,
+        fills: setup.max_heap_table_size.is_some(),
         r,
     };
     let steps = (0..n).map(|_| gen.step()).collect();
-    (def, steps)
+    (def, steps, setup)
 }
 
 /// Draws steps for one definition.
@@ -240,6 +367,9 @@ struct Gen<'a> {
     def: &'a Table,
     /// The next `id` to write (ids are never written twice).
     next_id: i64,
+    /// The tables have a small limit: some writes copy the table into itself, so that it
+    /// fills.
+    fills: bool,
     r: &'a mut Rng,
 }
 
@@ -322,6 +452,24 @@ impl Gen<'_> {
     }
 
     fn write(&mut self) -> String {
+        if self.fills && self.next_id < 100_000_000 && self.r.one_in(5) {
+            // Every row again under new ids (above every id so far), in scan order: the
+            // table doubles until it is full, and the rows before the full one stay.
+            let id = if self.def.auto_increment {
+                "NULL".to_string()
+            } else {
+                let offset = self.next_id;
+                self.next_id = 2 * offset + 1;
+                format!("id + {offset}")
+            };
+            let rest: Vec<&str> = (self.def.columns[1..].iter())
+                .map(|c| c.name.as_str())
+                .collect();
+            return format!(
+                "INSERT IGNORE INTO {{t}} SELECT {id}, {} FROM {{t}}",
+                rest.join(", ")
+            );
+        }
         match self.r.below(20) {
             0..=5 => format!("INSERT INTO {{t}} VALUES {}", self.rows()),
             6 | 7 => format!("INSERT IGNORE INTO {{t}} VALUES {}", self.rows()),
@@ -511,20 +659,20 @@ impl Gen<'_> {
     }
 
     fn handler(&mut self) -> Step {
-        let btrees: Vec<usize> = (0..self.def.keys.len())
-            .filter(|&k| self.def.keys[k].btree)
-            .collect();
         let n = self.r.range(2, 8);
-        if btrees.is_empty() || self.r.one_in(4) {
+        if self.def.keys.is_empty() || self.r.one_in(4) {
             let mut reads = vec!["HANDLER {t} READ FIRST".to_string()];
             reads.extend((1..n).map(|_| "HANDLER {t} READ NEXT".to_string()));
             return Step::Handler { key: None, reads };
         }
-        let k = *self.r.pick(&btrees);
+        let k = self.r.below(self.def.keys.len() as u64) as usize;
         let name = match self.def.keys[k].name.as_str() {
             "PRIMARY" => "`PRIMARY`".to_string(),
             other => other.to_string(),
         };
+        if !self.def.keys[k].btree {
+            return self.hash_handler(k, &name, n);
+        }
         let mut reads = Vec::new();
         let mut strict = false;
         for _ in 0..n {
@@ -565,6 +713,41 @@ impl Gen<'_> {
             reads,
         }
     }
+
+    /// A HANDLER session on HASH key `k` (named `name`), `n` reads: whole-key reads, NEXT and
+    /// PREV along the rows of the key read, now and then FIRST or LAST (refused) and a write
+    /// between reads (the next step then reports the change, and a read positions afresh).
+    fn hash_handler(&mut self, k: usize, name: &str, n: i64) -> Step {
+        let mut reads = Vec::new();
+        for i in 0..n {
+            let op = match self.r.below(12) {
+                _ if i == 0 => format!("= ({})", self.handler_value(k)),
+                0..=2 => format!("= ({})", self.handler_value(k)),
+                3..=5 => "NEXT".to_string(),
+                6..=8 => "PREV".to_string(),
+                9 => format!("NEXT LIMIT {}", self.r.range(2, 4)),
+                10 => format!("PREV LIMIT {}", self.r.range(2, 4)),
+                _ => self.r.pick(&["FIRST", "LAST"]).to_string(),
+            };
+            reads.push(format!("HANDLER {{t}} READ {name} {op}"));
+            if self.r.one_in(8) {
+                let write = match self.r.below(2) {
+                    0 => format!("INSERT INTO {{t}} VALUES {}", self.rows()),
+                    _ => format!("DELETE FROM {{t}} WHERE {} ORDER BY id", self.cond()),
+                };
+                reads.push(write);
+                reads.push(format!("HANDLER {{t}} READ {name} NEXT"));
+                reads.push(format!(
+                    "HANDLER {{t}} READ {name} = ({})",
+                    self.handler_value(k)
+                ));
+            }
+        }
+        Step::Handler {
+            key: Some(k),
+            reads,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -576,7 +759,7 @@ mod tests {
         let a = draw_case(&mut Rng::new(42), 30);
         let b = draw_case(&mut Rng::new(42), 30);
         assert_eq!(a, b);
-        let (def, steps) = a;
+        let (def, steps, _) = a;
         assert_eq!(steps.len(), 30);
         for s in &steps {
             let sql = match s {
@@ -592,5 +775,49 @@ mod tests {
             }
         }
         assert!(def.create("t", None).starts_with("CREATE TABLE t"));
+    }
+
+    #[test]
+    fn small_limits_only_where_memorys_full_row_is_promised() {
+        let mut r = Rng::new(7);
+        let setups: Vec<Setup> = (0..300).map(|_| Setup::random(&mut r)).collect();
+        for s in &setups {
+            if s.rheap_side == RheapSide::Rheap && s.limit == "ACTUAL" {
+                assert_eq!(s.max_heap_table_size, None, "{s:?}");
+            }
+        }
+        let drawn = |f: &dyn Fn(&Setup) -> bool| setups.iter().any(f);
+        assert!(drawn(&|s| s.rheap_side == RheapSide::MemoryUnderAll
+            && s.limit == "ACTUAL"
+            && s.max_heap_table_size.is_some()));
+        assert!(drawn(
+            &|s| s.limit == "HEAP" && s.max_heap_table_size.is_some()
+        ));
+        assert!(drawn(
+            &|s| s.rheap_side == RheapSide::Rheap && s.limit == "ACTUAL"
+        ));
+    }
+
+    #[test]
+    fn hash_keys_get_handler_sessions_that_step_both_ways() {
+        let mut r = Rng::new(11);
+        let mut both = (false, false);
+        for _ in 0..200 {
+            let (def, steps, _) = draw_case(&mut r, 40);
+            for s in steps {
+                if let Step::Handler {
+                    key: Some(k),
+                    reads,
+                } = s
+                {
+                    if !def.keys[k].btree {
+                        assert!(reads[0].contains(" = ("), "{reads:?}");
+                        both.0 |= reads.iter().any(|q| q.ends_with(" NEXT"));
+                        both.1 |= reads.iter().any(|q| q.ends_with(" PREV"));
+                    }
+                }
+            }
+        }
+        assert_eq!(both, (true, true));
     }
 }
