@@ -4,7 +4,16 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// The CPU this thread runs on (0 if the system cannot say).
+/// The CPU this thread runs on (0 if the system cannot say; always 0 under Miri, which cannot
+/// call `sched_getcpu`).
+#[cfg(miri)]
+pub fn current() -> usize {
+    0
+}
+
+/// The CPU this thread runs on (0 if the system cannot say; always 0 under Miri, which cannot
+/// call `sched_getcpu`).
+#[cfg(not(miri))]
 pub fn current() -> usize {
     extern "C" {
         fn sched_getcpu() -> std::ffi::c_int;

@@ -3,32 +3,22 @@
 //!
 //! Nothing here knows the server. What the core needs from it comes in through small interfaces
 //! the plugin fills and tests fake: where blocks come from ([`alloc::system::Source`]), how a
-//! collation weighs a string ([`collation::Collation`]), and the server-wide memory
+//! collation weighs a string ([`key::collation::Collation`]), and the server-wide memory
 //! accounting. The plugin crate (`rheap`, `engine/`) translates the `handler` calls into calls
 //! here and maps [`error::Error`] to the server's codes; `cargo test -p rheap-core` needs
 //! nothing but a Rust toolchain.
 #![warn(missing_debug_implementations)]
 
 pub mod alloc;
-pub mod collation;
-pub mod cpu;
-pub mod cursor;
-pub mod def_key;
+pub mod catalog;
+pub(crate) mod cpu;
 pub mod error;
 pub mod handler;
 pub mod index;
 pub mod key;
-pub mod key_type;
 pub mod limits;
-pub mod live;
-pub mod pool;
-pub mod records;
 pub mod recycle;
-pub mod registry;
-pub mod row;
-pub mod row_log;
-pub mod row_store;
-pub mod share;
+pub mod rows;
 pub mod status;
 pub mod table;
 pub mod takeover;

@@ -53,9 +53,31 @@ pub enum Counter {
 }
 
 /// How many counters there are.
-pub const COUNTERS: usize = 14;
+pub const COUNTERS: usize = Counter::ALL.len();
 
 impl Counter {
+    /// Every counter, in the shim's order: at its own index (`ALL[c as usize] == c`, a test
+    /// checks each).
+    pub const ALL: &'static [Counter] = {
+        use Counter::*;
+        &[
+            InternalTablesCreated,
+            InternalTablesConverted,
+            TablesLive,
+            RowsWritten,
+            MemoryUsed,
+            MemoryUsedPeak,
+            BlocksAllocated,
+            BlockCacheHits,
+            BlockCacheMisses,
+            BlockCacheBytes,
+            InternalTablesReused,
+            SchemaTablesServed,
+            BudgetRefusals,
+            HeapUsed,
+        ]
+    };
+
     /// The status variable's name, as `SHOW STATUS` shows it.
     pub const fn name(self) -> &'static std::ffi::CStr {
         use Counter::*;
@@ -79,25 +101,7 @@ impl Counter {
 
     /// The counter at `i` (the shim's order), if there is one.
     pub fn from_index(i: usize) -> Option<Counter> {
-        use Counter::*;
-        [
-            InternalTablesCreated,
-            InternalTablesConverted,
-            TablesLive,
-            RowsWritten,
-            MemoryUsed,
-            MemoryUsedPeak,
-            BlocksAllocated,
-            BlockCacheHits,
-            BlockCacheMisses,
-            BlockCacheBytes,
-            InternalTablesReused,
-            SchemaTablesServed,
-            BudgetRefusals,
-            HeapUsed,
-        ]
-        .get(i)
-        .copied()
+        Counter::ALL.get(i).copied()
     }
 }
 
@@ -238,8 +242,10 @@ mod tests {
 
     #[test]
     fn counters_by_index_are_the_shims_order() {
-        assert_eq!(Counter::from_index(0), Some(Counter::InternalTablesCreated));
-        assert_eq!(Counter::from_index(9), Some(Counter::BlockCacheBytes));
+        for (i, &c) in Counter::ALL.iter().enumerate() {
+            assert_eq!(c as usize, i, "{c:?} is not at its own index");
+            assert_eq!(Counter::from_index(i), Some(c));
+        }
         assert_eq!(Counter::from_index(COUNTERS), None);
     }
 }

@@ -2,8 +2,8 @@
 //! treats differently, its records and key images, and the lock that serialises the tests
 //! that move (or read) the process-wide counters and the pool of kept tables.
 
-use crate::def_key::DefKey;
 use crate::key::{Algorithm, KeyDef, KeySeg, SegKind};
+use crate::recycle::shape::Shape;
 use crate::table::{Table, TableDef};
 use std::sync::{Mutex, MutexGuard};
 
@@ -87,8 +87,8 @@ pub fn a_key(a: i32) -> Vec<u8> {
 }
 
 /// A definition key no other test uses: `test` names the test.
-pub fn def_key(test: &str, variant: u64) -> DefKey {
-    let mut k = DefKey::new();
+pub fn shape_of(test: &str, variant: u64) -> Shape {
+    let mut k = Shape::new();
     let words: Vec<u64> = test.bytes().map(u64::from).collect();
     k.push(&words).expect("a short name");
     k.push(&[variant]).expect("room");
@@ -103,3 +103,16 @@ static COUNTERS: Mutex<()> = Mutex::new(());
 pub fn counters_lock() -> MutexGuard<'static, ()> {
     COUNTERS.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// Cases a property test runs: `n`, or under Miri, which interprets every step and checks
+/// every access, a few (`MIRI_CASES`) that still walk the code each case reaches.
+pub const fn cases(n: u32) -> u32 {
+    if cfg!(miri) {
+        MIRI_CASES
+    } else {
+        n
+    }
+}
+
+/// Cases of a property test under Miri.
+const MIRI_CASES: u32 = 3;

@@ -92,7 +92,7 @@ impl Failure {
 pub fn catch<T>(on_failure: T, f: impl FnOnce() -> Result<T>) -> (T, Option<Failure>) {
     // AssertUnwindSafe: after a panic the entry point returns an error and the server
     // abandons the statement; shared tables detect a panic mid-change through their poisoned
-    // lock (ffi/share.rs) and refuse further use instead of reading a half-made change.
+    // lock (rheap_core::catalog::share) and refuse further use instead of reading a half-made change.
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(v)) => (v, None),
         Ok(Err(e)) => (on_failure, Some(Failure::Error(e))),

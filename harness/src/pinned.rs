@@ -1,6 +1,6 @@
 //! A server with rheap serving internal temporary tables, and one connection whose OS thread
 //! the test binds to a CPU of its choice (`taskset` on the thread id that performance_schema
-//! gives): what rheap keeps per CPU (core/src/pool.rs) can then be tested CPU by CPU.
+//! gives): what rheap keeps per CPU (core/src/recycle/pool.rs) can then be tested CPU by CPU.
 
 use crate::server::{Options, Server};
 use anyhow::{anyhow, Result};

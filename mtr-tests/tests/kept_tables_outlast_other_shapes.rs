@@ -1,14 +1,14 @@
 //! A statement that comes back after a few hundred statements of other shapes still finds the
 //! internal temporary table it kept: a CPU's part of the pool keeps 256 tables
-//! (engine/src/ffi/recycle.rs), room for the shapes a mix of statements cycles through. With
-//! the thread bound to one CPU, every table goes to that CPU's part, so what the part keeps
-//! is all that counts.
+//! (core/src/recycle/mod.rs, `PER_CPU`), room for the shapes a mix of statements cycles through.
+//! With the thread bound to one CPU, every table goes to that CPU's part, so what the part
+//! keeps is all that counts.
 
 use mysql::prelude::Queryable;
 use rheap_harness::pinned::{allowed_cpus, Pinned};
 
-/// Statements of other shapes between the first statement and its return: more than a part
-/// kept before (64), fewer than it keeps now.
+/// Statements of other shapes between the first statement and its return: fewer than a part
+/// keeps, and more than a quarter of it.
 const OTHERS: usize = 200;
 
 #[test]

@@ -177,7 +177,10 @@ unsafe impl<S: Source> GlobalAlloc for Heap<S> {
 mod tests {
     use super::*;
 
-    /// The C library's allocator, as the server's is.
+    /// The C library's allocator, as the server's is. `my_malloc` asks `malloc` for at least
+    /// its 8-byte header more, so its memory is always aligned to [`ALIGN`]; a C library may
+    /// align a block smaller than that less (Miri's does), so the source asks for at least
+    /// `ALIGN` bytes, as [`Source`] requires.
     struct Libc;
 
     extern "C" {
@@ -189,11 +192,11 @@ mod tests {
     impl Source for Libc {
         unsafe fn alloc(size: usize) -> *mut u8 {
             // SAFETY: malloc takes any size.
-            unsafe { malloc(size) }
+            unsafe { malloc(size.max(ALIGN)) }
         }
         unsafe fn realloc(ptr: *mut u8, size: usize) -> *mut u8 {
             // SAFETY: `ptr` came from malloc (the caller's contract).
-            unsafe { realloc(ptr, size) }
+            unsafe { realloc(ptr, size.max(ALIGN)) }
         }
         unsafe fn free(ptr: *mut u8) {
             // SAFETY: `ptr` came from malloc (the caller's contract).

@@ -151,7 +151,7 @@ impl Meter {
 
     /// A block of `wanted` bytes whatever the table's limit and the server-wide budget say:
     /// for an update of an internal temporary table's row that no longer fits where it is
-    /// ([`crate::row_log::RowLog::update`]).
+    /// ([`crate::rows::log::RowLog::update`]).
     /// HEAP's rows are fixed, so its updates never need room, and the server does not move a
     /// table to disk for an update (it fails the statement): the row gets its room, and the
     /// table, now past its limit, is full at its next write, which the server does move.

@@ -1,6 +1,6 @@
 //! Small pieces of memory carved from a table's blocks, reused through per-size free lists,
 //! for one owner that changes them through `&mut` (no lock): a table's packed rows
-//! ([`crate::row_store`]), and, behind the lock of an [`super::Arena`], its index structures.
+//! ([`crate::rows::store`]), and, behind the lock of an [`super::Arena`], its index structures.
 //!
 //! Blocks follow [`Growth`]; a piece is one of [`CLASSES`] sizes from 8 bytes to [`SMALL_MAX`]
 //! (every multiple of 8 up to 128 bytes, then four sizes per doubling: 160, 192, 224, 256, 320,
@@ -316,6 +316,8 @@ mod tests {
     }
 
     proptest! {
+
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::testing::cases(256)))]
         /// Pieces never overlap and keep their contents, whatever the order of requests.
         #[test]
         fn pieces_never_overlap(ops in proptest::collection::vec((1usize..3000, any::<bool>()), 1..200)) {

@@ -14,7 +14,7 @@ use super::rbtree::RbTree;
 use super::rows::{Keys, MAX_POS};
 use crate::alloc::Arena;
 use crate::error::{Error, Result};
-use crate::records::Pos;
+use crate::rows::records::Pos;
 use std::cmp::Ordering;
 
 /// Bytes of its key's image a node keeps.
@@ -379,6 +379,8 @@ mod tests {
     }
 
     proptest! {
+
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::testing::cases(256)))]
         /// Against a BTreeSet of (image, row): long images whose heads often tie.
         #[test]
         fn matches_a_sorted_set(ops in prop::collection::vec((any::<bool>(), 0u16..200), 1..300)) {

@@ -26,7 +26,7 @@ use crate::alloc::chunks::{ChunkVec, GrowingVec};
 use crate::alloc::Arena;
 use crate::error::{Error, Result};
 use crate::key::{hp_blength, hp_mask};
-use crate::records::Pos;
+use crate::rows::records::Pos;
 use std::collections::HashSet;
 
 /// "No row": a free slot's row, the end of a list of older rows.
@@ -84,7 +84,7 @@ pub struct HashIndex {
     /// its key, or NONE after the oldest.
     older: GrowingVec<u32>,
     /// Positions of rows are this far apart at least: the list of older rows has an entry
-    /// for every `stride`-th position (a [`crate::row_log::RowLog`]'s positions are offsets).
+    /// for every `stride`-th position (a [`crate::rows::log::RowLog`]'s positions are offsets).
     stride: u32,
     entries: u64,
 }
@@ -776,6 +776,8 @@ mod tests {
     }
 
     proptest! {
+
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::testing::cases(256)))]
         /// Against a model: a vector of (key, row) pairs, oldest first. Few distinct keys
         /// (equal keys share groups) whose images collide in their low bits often.
         #[test]

@@ -10,7 +10,7 @@ pub mod rows;
 use crate::alloc::Arena;
 use crate::error::Result;
 use crate::key::{Algorithm, KeyDef};
-use crate::records::Pos;
+use crate::rows::records::Pos;
 pub use btree::{BtreeIndex, Entry, EntryRef, Find, RangeEnd};
 pub use hash::HashIndex;
 pub use rows::{Keys, Probe, RowKeys, MAX_POS};

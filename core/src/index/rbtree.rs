@@ -589,7 +589,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(256))]
+        #![proptest_config(ProptestConfig::with_cases(crate::testing::cases(256)))]
         /// Against a BTreeSet: membership, order, bounds, and the red-black invariants.
         #[test]
         fn matches_btreeset(ops in proptest::collection::vec((any::<bool>(), 0u16..64), 0..300)) {

@@ -4,12 +4,12 @@
 
 use crate::error::{Error, Result};
 use crate::key::{bytes_eq, Image, KeyDef};
-use crate::records::Pos;
-use crate::row_store::RowStore;
+use crate::rows::records::Pos;
+use crate::rows::store::RowStore;
 use std::cell::RefCell;
 use std::cmp::Ordering;
 
-pub use crate::records::MAX_POS;
+pub use crate::rows::records::MAX_POS;
 
 /// The keys of a table's stored rows under one index.
 pub trait Keys {

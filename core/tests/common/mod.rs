@@ -66,7 +66,7 @@ pub fn table_with_max_rows(max_rows: u64) -> Table {
 /// UNIQUE HASH key and a BTREE key on `a`: an update that lengthens `v` needs memory.
 #[allow(dead_code)]
 pub fn packed_table() -> Table {
-    use rheap_core::row::{RowFormat, VarField, VarKind};
+    use rheap_core::rows::format::{RowFormat, VarField, VarKind};
     let varchar = VarField {
         offset: 5,
         kind: VarKind::Varchar {

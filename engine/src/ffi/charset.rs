@@ -2,7 +2,7 @@
 //! [`Collation`] with a column's own `CHARSET_INFO`, so keys compare exactly as the server
 //! compares strings.
 
-use rheap_core::collation::Collation;
+use rheap_core::key::collation::Collation;
 use rheap_sys::shim;
 use std::ffi::c_void;
 

@@ -3,20 +3,19 @@
 use super::charset::ServerCollation;
 use crate::error::{Error, Result};
 use rheap_core::alloc::{try_arc, try_collect, try_collect_ok};
+use rheap_core::key::column::{ColumnType, SegSpec};
 use rheap_core::key::{Algorithm, KeyDef, KeySeg};
-use rheap_core::key_type::{ColumnType, SegSpec};
-use rheap_core::limits::LimitBy;
-use rheap_core::recycle::DefKey;
-use rheap_core::row::{Owner, RowFormat, VarField, VarKind};
+use rheap_core::limits::{self, LimitBy};
+use rheap_core::recycle::Shape;
+use rheap_core::rows::format::{Owner, RowFormat, VarField, VarKind};
 use rheap_core::table::{AutoKey, TableDef};
-use rheap_core::takeover;
 use rheap_sys::shim::{
     rheap_key_def, rheap_key_seg, rheap_table_def, rheap_var_field, RHEAP_LIMIT_BY_HEAP,
 };
 use rheap_sys::*;
 
 /// The server's key type of a segment, in the core's terms (the rules for how each compares
-/// are the core's: [`rheap_core::key_type`]).
+/// are the core's: [`rheap_core::key::column`]).
 fn column_type(seg: &rheap_key_seg) -> ColumnType {
     #[allow(non_upper_case_globals)]
     match u32::from(seg.key_type) {
@@ -145,14 +144,14 @@ pub unsafe fn table_def(def: &rheap_table_def) -> Result<TableDef> {
         Owner::Rheap
     };
     let format = RowFormat::for_table(def.reclength as usize, vars, owner)?;
-    let limit_by = takeover::limit_by(
+    let limit_by = limits::limit_by(
         match u32::from(def.limit_by) {
             RHEAP_LIMIT_BY_HEAP => LimitBy::Heap,
             _ => LimitBy::Actual,
         },
         def.for_memory != 0,
     );
-    let limits = takeover::size_limits(
+    let limits = limits::size_limits(
         limit_by,
         def.max_table_size,
         def.tmp_memory_table_size,
@@ -182,7 +181,7 @@ pub unsafe fn table_def(def: &rheap_table_def) -> Result<TableDef> {
 ///
 /// # Safety
 /// As [`table_def`].
-pub unsafe fn def_key(def: &rheap_table_def) -> Option<DefKey> {
+pub unsafe fn shape_of(def: &rheap_table_def) -> Option<Shape> {
     let rheap_table_def {
         reclength,
         max_rows,
@@ -205,7 +204,7 @@ pub unsafe fn def_key(def: &rheap_table_def) -> Option<DefKey> {
     } = *def;
     let flags = |bytes: &[u8]| bytes.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b));
     let pair = |lo: u32, hi: u32| u64::from(lo) | u64::from(hi) << 32;
-    let mut k = DefKey::new();
+    let mut k = Shape::new();
     k.push(&[
         u64::from(reclength),
         max_rows,

@@ -6,14 +6,14 @@
 //! `record[1]`); the engine copies rows in and out, so no pointer into engine memory is ever
 //! handed to the server.
 
-use super::definition::def_key;
+use super::definition::shape_of;
 use super::tables::{ThrLock, TABLES};
 use super::{guard, guard_value, table_name};
 use crate::error::{Error, Result};
+use rheap_core::catalog::live::Kind;
+use rheap_core::catalog::share::Share;
 use rheap_core::handler::HandlerScan;
-use rheap_core::live::Kind;
-use rheap_core::records::Pos;
-use rheap_core::share::Share;
+use rheap_core::rows::records::Pos;
 use rheap_core::table::Table;
 use rheap_sys::shim::{rheap_handler, rheap_stats, rheap_table_def};
 use std::ffi::{c_char, c_int, c_void};
@@ -184,7 +184,7 @@ pub unsafe extern "C" fn rheap_open(
         let (h, def) = unsafe { (state(h)?, &*def) };
         let created = if def.internal != 0 {
             // SAFETY: the shim's definition is valid during this call.
-            let key = unsafe { def_key(def) };
+            let key = unsafe { shape_of(def) };
             // SAFETY: as above.
             // SAFETY: the shim passes the table path.
             let whose = (unsafe { table_name(name) }?, def.connection);

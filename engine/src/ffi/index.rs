@@ -1,11 +1,12 @@
 //! The index methods of `handler`, one `extern "C"` function each: reads by key, scans in key
 //! order, range estimates. Each translates the server's arguments (search flags, key
-//! pointers) and calls the method of the same name in [`rheap_core::cursor`].
+//! pointers) and calls the method of the same name of [`rheap_core::handler::Handler`] (whose
+//! cursor is [`rheap_core::handler::cursor`]).
 
 use super::handler::{row, row_mut, state};
 use super::{guard, guard_value};
 use crate::error::Result;
-use rheap_core::cursor::{Bound, BoundFlag};
+use rheap_core::handler::cursor::{Bound, BoundFlag};
 use rheap_core::index::Find;
 use rheap_sys::ha_rkey_function as F;
 use rheap_sys::shim::{rheap_handler, rheap_key_range};

@@ -1,9 +1,9 @@
-//! `information_schema.RHEAP_TABLES`: the list of live tables ([`rheap_core::live`]), one row
+//! `information_schema.RHEAP_TABLES`: the list of live tables ([`rheap_core::catalog::live`]), one row
 //! per table, handed to the shim's fill function.
 
 use super::{guard_value, INTERNAL_ERROR};
 use crate::error::{ha_err, Error};
-use rheap_core::live::{self, Audience, Kind};
+use rheap_core::catalog::live::{self, Audience, Kind};
 use rheap_sys::shim::{
     rheap_live_table, RHEAP_AUDIENCE_OWNER, RHEAP_AUDIENCE_PRIVILEGED, RHEAP_AUDIENCE_PROCESS,
 };

@@ -103,7 +103,7 @@ pub extern "C" fn rheap_plugin_deinit() -> c_int {
         rheap_core::recycle::release_all();
         cache::CACHE.release_all();
         super::takeover::forget_heap_names();
-        rheap_core::live::shrink();
+        rheap_core::catalog::live::shrink();
         rheap_core::index::rows::release_scratch();
         Ok(())
     })

@@ -1,8 +1,8 @@
 //! The named tables of every connection, and the server's lock that each one carries.
 
 use crate::error::{Error, Result};
-use rheap_core::registry::Registry;
-use rheap_core::share::Share;
+use rheap_core::catalog::registry::Registry;
+use rheap_core::catalog::share::Share;
 use std::ffi::c_void;
 
 /// Named tables of every connection.

@@ -6,7 +6,7 @@
 //! sixteen has up to 8,000 rows a table over as many groups (the others up to 1,500), so that
 //! tables of many blocks are compared too. `s` is a VARCHAR(20) or a VARCHAR(80): in a
 //! multi-byte character set the second makes rheap pack the rows of the tables built on it
-//! (back to back, `row_log.rs`). Results are compared row for row where the query
+//! (back to back, `rows/log.rs`). Results are compared row for row where the query
 //! orders its rows totally, as multisets elsewhere.
 
 use super::outcome::Outcome;

@@ -4,10 +4,10 @@
 //! that its one handler owns.
 
 use crate::alloc::{cache, system};
-use crate::def_key::DefKey;
+use crate::catalog::live::Kind;
 use crate::error::{Error, Result};
 use crate::key::Image;
-use crate::live::Kind;
+use crate::recycle::shape::Shape;
 use crate::status::{self, Counter};
 use crate::table::Table;
 use std::ops::{Deref, DerefMut};
@@ -34,7 +34,7 @@ impl<L> Share<L> {
         }
     }
 
-    /// Names the table in the list of live tables ([`crate::live`]): its path, and with a
+    /// Names the table in the list of live tables ([`crate::catalog::live`]): its path, and with a
     /// `kind` what it is and which connection owns it (0: none).
     pub fn describe(&self, path: &str, kind: Option<(Kind, u64)>) {
         if let Ok(t) = self.table.read() {
@@ -78,7 +78,7 @@ pub struct Internal {
     /// inconsistent, so it is not used again.
     poisoned: bool,
     /// The key of the definition it was built from, when it may serve again (`recycle`).
-    key: Option<DefKey>,
+    key: Option<Shape>,
     /// Bytes of its blocks that count as cached (claimed from the block cache's bound): those
     /// it kept when it was last retired, for as long as it holds them, also while a statement
     /// uses it again. So a table kept from statement to statement claims its blocks once, not
@@ -98,7 +98,7 @@ pub struct Internal {
 impl Internal {
     /// A new internal temporary table: one more built (served, see
     /// [`Counter::InternalTablesCreated`]), and live.
-    pub fn new(table: Table, key: Option<DefKey>) -> Internal {
+    pub fn new(table: Table, key: Option<Shape>) -> Internal {
         status::change(&[
             (Counter::TablesLive, 1),
             (Counter::InternalTablesCreated, 1),
@@ -120,7 +120,7 @@ impl Internal {
         &self.table
     }
 
-    pub fn built_from(&self, key: &DefKey) -> bool {
+    pub fn built_from(&self, key: &Shape) -> bool {
         self.key.as_ref() == Some(key)
     }
 
@@ -347,9 +347,9 @@ impl Drop for TableWrite<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{self, counters_lock, def_key, rec};
+    use crate::testing::{self, counters_lock, rec, shape_of};
 
-    fn filled(key: Option<DefKey>, rows: i32) -> Internal {
+    fn filled(key: Option<Shape>, rows: i32) -> Internal {
         let mut t = Internal::new(testing::table(true), key);
         for i in 0..rows {
             t.table.write(&rec(Some(i), 0, i as u8)).unwrap();
@@ -377,10 +377,10 @@ mod tests {
     #[test]
     fn a_retired_table_is_empty_and_revives_with_its_counts() {
         let _g = counters_lock();
-        let key = def_key("share-retire", 0);
+        let key = shape_of("share-retire", 0);
         let mut t = filled(Some(key.clone()), 3);
         assert!(t.built_from(&key));
-        assert!(!t.built_from(&def_key("share-retire", 1)));
+        assert!(!t.built_from(&shape_of("share-retire", 1)));
         let held = t.table.memory_bytes();
         assert!(held > 0);
         t.rows_written = 3;
@@ -409,7 +409,7 @@ mod tests {
     #[test]
     fn a_panic_while_writing_poisons_an_internal_table_and_it_is_not_kept() {
         let _g = counters_lock();
-        let key = def_key("share-poison", 0);
+        let key = shape_of("share-poison", 0);
         let mut open: Open<()> = Open::Internal(Box::new(filled(Some(key), 1)));
         assert!(open.read().is_ok());
         assert!(open.lock().is_none());

@@ -413,6 +413,8 @@ mod tests {
     }
 
     proptest! {
+
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::testing::cases(256)))]
         /// The store against a model: a map from slot to row plus HEAP's reuse rule.
         #[test]
         fn matches_model(ops in proptest::collection::vec(op(), 0..200)) {

@@ -661,6 +661,8 @@ mod tests {
     }
 
     proptest! {
+
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::testing::cases(256)))]
         /// The inline copy copies exactly its run, at every length and offset.
         #[test]
         fn copy_copies_the_run(src in proptest::collection::vec(any::<u8>(), 0..100),

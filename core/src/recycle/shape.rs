@@ -1,7 +1,7 @@
-//! The key of a table definition, under which a closed internal table is kept for reuse
-//! ([`crate::recycle`]).
+//! A table definition's shape: the key under which a closed internal table is kept for reuse
+//! ([`crate::recycle`]). (Not a table's key, [`crate::key::KeyDef`].)
 
-/// Words a [`DefKey`] holds at most: a table with a few keys and variable-length fields.
+/// Words a [`Shape`] holds at most: a table with a few keys and variable-length fields.
 const KEY_WORDS: usize = 48;
 
 /// Every field of a shim definition, as words: two definitions with equal keys make the same
@@ -9,7 +9,7 @@ const KEY_WORDS: usize = 48;
 /// makes it from the shim's definition, naming every field, so that a field added to the
 /// shim's structs fails to compile there until it is part of the key.
 #[derive(Clone)]
-pub struct DefKey {
+pub struct Shape {
     len: usize,
     words: [u64; KEY_WORDS],
     /// A hash of the words, made once with the key: a kept table's tag is wanted when it
@@ -17,19 +17,19 @@ pub struct DefKey {
     tag: u64,
 }
 
-impl PartialEq for DefKey {
-    fn eq(&self, other: &DefKey) -> bool {
+impl PartialEq for Shape {
+    fn eq(&self, other: &Shape) -> bool {
         self.tag == other.tag && self.words[..self.len] == other.words[..other.len]
     }
 }
 
-impl std::fmt::Debug for DefKey {
+impl std::fmt::Debug for Shape {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list().entries(&self.words[..self.len]).finish()
     }
 }
 
-impl DefKey {
+impl Shape {
     /// A hash of the key, to tell most unequal keys apart without comparing them.
     pub fn tag(&self) -> u64 {
         self.tag
@@ -42,8 +42,8 @@ impl DefKey {
     }
 
     /// An empty key, to [`push`](Self::push) words into and [`seal`](Self::seal).
-    pub fn new() -> DefKey {
-        DefKey {
+    pub fn new() -> Shape {
+        Shape {
             len: 0,
             words: [0; KEY_WORDS],
             tag: 0,
@@ -51,8 +51,8 @@ impl DefKey {
     }
 
     /// Makes the tag once every word is in.
-    pub fn seal(mut self) -> DefKey {
-        self.tag = DefKey::hash(&self.words[..self.len]);
+    pub fn seal(mut self) -> Shape {
+        self.tag = Shape::hash(&self.words[..self.len]);
         self
     }
 
@@ -65,9 +65,9 @@ impl DefKey {
     }
 }
 
-impl Default for DefKey {
-    fn default() -> DefKey {
-        DefKey::new()
+impl Default for Shape {
+    fn default() -> Shape {
+        Shape::new()
     }
 }
 
@@ -75,8 +75,8 @@ impl Default for DefKey {
 mod tests {
     use super::*;
 
-    fn key(words: &[u64]) -> Option<DefKey> {
-        let mut k = DefKey::new();
+    fn key(words: &[u64]) -> Option<Shape> {
+        let mut k = Shape::new();
         k.push(words)?;
         Some(k.seal())
     }
@@ -87,12 +87,12 @@ mod tests {
         assert_eq!(a, key(&[1, 2, 3]).unwrap());
         assert_eq!(a.tag(), key(&[1, 2, 3]).unwrap().tag());
         // Pushed in pieces: the same words, the same key.
-        let mut b = DefKey::new();
+        let mut b = Shape::new();
         b.push(&[1]).unwrap();
         b.push(&[]).unwrap();
         b.push(&[2, 3]).unwrap();
         assert_eq!(b.seal(), a);
-        assert_eq!(DefKey::default().seal(), DefKey::new().seal());
+        assert_eq!(Shape::default().seal(), Shape::new().seal());
         assert_eq!(format!("{a:?}"), "[1, 2, 3]");
     }
 
@@ -133,12 +133,12 @@ mod tests {
         assert_ne!(k, key(&full[1..]).unwrap());
         assert!(key(&(0..=KEY_WORDS as u64).collect::<Vec<_>>()).is_none());
         // A push that does not fit leaves the key as it was.
-        let mut k = DefKey::new();
+        let mut k = Shape::new();
         k.push(&full[..KEY_WORDS - 1]).unwrap();
         assert!(k.push(&[1, 2]).is_none());
         k.push(&[KEY_WORDS as u64 - 1]).unwrap();
         assert_eq!(k.seal(), key(&full).unwrap());
-        let mut k = DefKey::new();
+        let mut k = Shape::new();
         k.push(&full).unwrap();
         assert!(k.push(&[0]).is_none(), "no room for one more");
     }

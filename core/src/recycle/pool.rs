@@ -109,11 +109,13 @@ impl<T> Pool<T> {
         })
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Checks the invariants; panics on a violation.
+    #[cfg(test)]
     pub fn debug_check_consistency(&self) {
         for i in 0..MAX_PARTS {
             assert!(
@@ -179,6 +181,8 @@ mod tests {
     }
 
     proptest! {
+
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::testing::cases(256)))]
         /// Against a model of one part (the test thread may move between CPUs, so the model
         /// is the multiset of what the pool holds): nothing is lost or made up, and a take
         /// finds a match wherever it is held.

@@ -12,9 +12,9 @@
 
 use crate::alloc::{Meter, Pieces};
 use crate::error::{Error, Result};
-use crate::records::{Pos, RecordStore, Step};
-use crate::row::RowFormat;
-use crate::row_log::RowLog;
+use crate::rows::format::RowFormat;
+use crate::rows::log::RowLog;
+use crate::rows::records::{Pos, RecordStore, Step};
 use allocator_api2::alloc::Layout;
 use std::ptr::NonNull;
 
@@ -446,7 +446,7 @@ fn put(pieces: &mut Pieces, bytes: &[u8]) -> Result<NonNull<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::row::{VarField, VarKind};
+    use crate::rows::format::{VarField, VarKind};
     use proptest::prelude::*;
     use std::collections::BTreeMap;
 
@@ -634,7 +634,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(32))]
+        #![proptest_config(ProptestConfig::with_cases(crate::testing::cases(32)))]
         /// Packed rows with BLOBs that grow, shrink and go, against a map from slot to values:
         /// every row reads back whole, in slot order, and the BLOB bytes add up.
         #[test]

@@ -1,4 +1,4 @@
-//! Where a table is full under `rheap_table_size_limit=HEAP` ([`LimitBy::Heap`]): HEAP's row
+//! Where a table is full under `rheap_table_size_limit=HEAP` ([`LimitBy::Heap`](super::size::LimitBy::Heap)): HEAP's row
 //! and memory limits, decided exactly where HEAP decides. (Under `ACTUAL`, the default, a
 //! table's real bytes decide: [`crate::alloc::meter`].)
 //!
@@ -7,17 +7,6 @@
 //! would have allocated reach `max_heap_table_size`. Results of the server's tests depend on
 //! the exact row, so rheap keeps a ledger of the blocks HEAP *would* allocate ([`HeapLedger`]),
 //! independent of how rheap lays out its own memory.
-
-/// What decides that a table is full (`rheap_table_size_limit`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum LimitBy {
-    /// The bytes rheap really holds for the table ([`crate::alloc::Meter`]): never more than
-    /// the limit.
-    #[default]
-    Actual,
-    /// The bytes HEAP would hold ([`HeapLedger`]): full at MEMORY's own row, for parity runs.
-    Heap,
-}
 
 /// `sizeof(HP_PTRS)`: one node of HEAP's block tree, 128 pointers.
 const PTRS_NODE: u64 = 128 * 8;

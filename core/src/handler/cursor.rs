@@ -7,7 +7,7 @@
 
 use crate::error::Result;
 use crate::index::Entry;
-use crate::records::Pos;
+use crate::rows::records::Pos;
 
 /// Where an index scan stands.
 #[derive(Debug, Default, Clone)]

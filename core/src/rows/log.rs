@@ -1,6 +1,6 @@
 //! Rows back to back: how an internal temporary table stores its packed rows.
 //!
-//! [`crate::row_store`] gives a packed row a slot of 9 bytes (where its piece is, a live
+//! [`crate::rows::store`] gives a packed row a slot of 9 bytes (where its piece is, a live
 //! marker) and a piece rounded up to a multiple of 8. For the server's GROUP BY, DISTINCT and
 //! UNION tables, whose rows are a short string and a counter, that is a third of what a row
 //! costs. Here a row is written where the last one ended, behind one header byte, and its
@@ -36,8 +36,8 @@ use crate::alloc::meter::Meter;
 use crate::alloc::policy::{Growth, MIN_BLOCK};
 use crate::alloc::system::RawBlock;
 use crate::error::{Error, Result};
-use crate::records::{Pos, Step, MAX_POS};
-use crate::row::RowFormat;
+use crate::rows::format::RowFormat;
+use crate::rows::records::{Pos, Step, MAX_POS};
 
 const LIVE: u8 = 1;
 const FREE: u8 = 2;
@@ -679,8 +679,8 @@ fn word(bytes: &[u8], at: usize) -> Result<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::RecordStore;
-    use crate::row::{VarField, VarKind};
+    use crate::rows::format::{VarField, VarKind};
+    use crate::rows::records::RecordStore;
     use proptest::prelude::*;
 
     /// `[VARCHAR(60), 1-byte length][2 fixed bytes]`
@@ -840,7 +840,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(64))]
+        #![proptest_config(ProptestConfig::with_cases(crate::testing::cases(64)))]
         /// The log against HEAP's slots (a [`RecordStore`] of the same rows): the same rows in
         /// the same scan order, freed slots reported at the same places, the same counts.
         #[test]

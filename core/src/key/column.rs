@@ -8,8 +8,8 @@
 //! - Only BTREE keys have an order, so only their DESC parts sort in reverse.
 //! - The AUTO_INCREMENT column's value is read as a number whatever the key.
 
-use crate::collation::CollationRef;
 use crate::error::Result;
+use crate::key::collation::CollationRef;
 use crate::key::{Algorithm, KeySeg, SegKind};
 
 /// A key column's type, as far as comparing it goes.
@@ -107,7 +107,7 @@ impl SegSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collation::testing;
+    use crate::key::collation::testing;
     use std::sync::Arc;
 
     fn binary() -> Result<CollationRef> {

@@ -3,15 +3,19 @@
 //! keys and collations, its row store, indexes and arena) and dropping it cost more than the
 //! rows most of these tables hold. So a closed internal table is emptied ([`Table::renew`]:
 //! exactly what a new one is) and kept in a small per-CPU [`Pool`], under the key of the shim
-//! definition it was built from ([`DefKey`]); the next open with an equal definition takes it
+//! definition it was built from ([`Shape`]); the next open with an equal definition takes it
 //! instead of building one. A small table keeps its blocks too, counted as cached: the next
 //! statement's rows go where this one's were, with no trip through the block cache.
 //!
 //! [`Table::renew`]: crate::table::Table::renew
 
-pub use crate::def_key::DefKey;
-use crate::pool::Pool;
-use crate::share::Internal;
+pub use crate::recycle::shape::Shape;
+
+pub(crate) mod pool;
+pub mod shape;
+
+use crate::catalog::share::Internal;
+use crate::recycle::pool::Pool;
 use crate::status::{self, Counter};
 
 /// Tables kept per CPU: room for the shapes a mix of statements cycles through, so that a
@@ -31,7 +35,7 @@ const KEEP_BLOCKS_UP_TO: u64 = 64 << 10;
 static POOL: Pool<Box<Internal>> = Pool::new(PER_CPU);
 
 /// A kept table built from a definition with `key`, open again as a new table.
-pub fn take(key: &DefKey) -> Option<Box<Internal>> {
+pub fn take(key: &Shape) -> Option<Box<Internal>> {
     let mut t = POOL.take(key.tag(), |t| t.built_from(key))?;
     t.revive();
     Some(t)
@@ -69,9 +73,9 @@ pub fn counter(c: Counter) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{self, counters_lock, def_key, rec};
+    use crate::testing::{self, counters_lock, rec, shape_of};
 
-    fn internal(key: Option<DefKey>, rows_written: u64) -> Box<Internal> {
+    fn internal(key: Option<Shape>, rows_written: u64) -> Box<Internal> {
         let mut t = Box::new(Internal::new(testing::table(true), key));
         t.rows_written = rows_written;
         t
@@ -80,7 +84,7 @@ mod tests {
     #[test]
     fn a_table_given_is_taken_by_an_equal_key_only() {
         let _g = counters_lock();
-        let (k, other) = (def_key("recycle-take", 0), def_key("recycle-take", 1));
+        let (k, other) = (shape_of("recycle-take", 0), shape_of("recycle-take", 1));
         let live = counter(Counter::TablesLive);
         let rows = counter(Counter::RowsWritten);
         let reused = status::get(Counter::InternalTablesReused);
@@ -135,16 +139,16 @@ mod tests {
         assert_eq!(status::get(Counter::TablesLive), live, "no key: dropped");
         assert_eq!(status::get(Counter::RowsWritten), rows + 2);
         // A table poisoned by a panic while it was changed.
-        let k = def_key("recycle-poisoned", 0);
-        let mut open: crate::share::Open<()> =
-            crate::share::Open::Internal(internal(Some(k.clone()), 0));
+        let k = shape_of("recycle-poisoned", 0);
+        let mut open: crate::catalog::share::Open<()> =
+            crate::catalog::share::Open::Internal(internal(Some(k.clone()), 0));
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let mut t = open.write().unwrap();
             t.write(&rec(Some(1), 0, 0)).unwrap();
             panic!("while writing");
         }));
         assert!(r.is_err());
-        let crate::share::Open::Internal(t) = open else {
+        let crate::catalog::share::Open::Internal(t) = open else {
             unreachable!()
         };
         give(t);
@@ -157,7 +161,7 @@ mod tests {
         let _g = counters_lock();
         let live = status::get(Counter::TablesLive) - POOL.len() as u64;
         let rows = counter(Counter::RowsWritten);
-        let keys: Vec<DefKey> = (0..3).map(|i| def_key("recycle-release", i)).collect();
+        let keys: Vec<Shape> = (0..3).map(|i| shape_of("recycle-release", i)).collect();
         for k in &keys {
             give(internal(Some(k.clone()), 1));
             give(internal(Some(k.clone()), 1));
