@@ -182,12 +182,7 @@ impl<L> Handler<L> {
                     return Err(Error::RecordChanged);
                 }
                 let rows = table.row_keys(h.cursor_key);
-                let step = if forward {
-                    hash.next_after(&h.key.bytes, *pos, *at, &rows)?
-                } else {
-                    hash.prev_before(&h.key.bytes, *pos, *at, &rows)?
-                };
-                match step {
+                match hash.step_from(&h.key.bytes, (*pos, *at), forward, &rows)? {
                     Some((p, i)) => {
                         (*pos, *at) = (p, i);
                         Some(p)

@@ -471,40 +471,24 @@ impl HashIndex {
             .map(|i| Pos::from(self.slots.get(i).row)))
     }
 
-    /// The row after `pos` among the rows with key `image` (newest first). When `pos` is no
-    /// longer there (deleted mid-scan), `at` — how many rows came before it — says where to
-    /// resume.
-    pub fn next_after(
+    /// The row after (`forward`) or before `pos` among the rows with key `image` (newest
+    /// first), and how many rows come before it; None past either end. When `pos` is no longer
+    /// there (deleted mid-scan), `at` (how many rows came before it) says where it was: the row
+    /// after it is the one now at `at`.
+    pub fn step_from(
         &self,
         image: &[u8],
-        pos: Pos,
-        at: usize,
+        (pos, at): (Pos, usize),
+        forward: bool,
         rows: &impl Keys,
     ) -> Result<Option<(Pos, usize)>> {
         let group = self.group(image, rows)?;
-        let i = match self.rows_of(group).position(|p| p == pos) {
-            Some(i) => i + 1,
-            None => at,
+        let i = match (self.rows_of(group).position(|p| p == pos), forward) {
+            (Some(i), true) => Some(i + 1),
+            (None, true) => Some(at),
+            (found, false) => found.unwrap_or(at).checked_sub(1),
         };
-        Ok(self.rows_of(group).nth(i).map(|p| (p, i)))
-    }
-
-    /// The row before `pos` among the rows with key `image` (newest first): None when `pos`
-    /// is the newest. When `pos` is no longer there (deleted), `at` — how many rows came
-    /// before it — says where it was.
-    pub fn prev_before(
-        &self,
-        image: &[u8],
-        pos: Pos,
-        at: usize,
-        rows: &impl Keys,
-    ) -> Result<Option<(Pos, usize)>> {
-        let group = self.group(image, rows)?;
-        let i = self.rows_of(group).position(|p| p == pos).unwrap_or(at);
-        Ok(match i.checked_sub(1) {
-            Some(i) => self.rows_of(group).nth(i).map(|p| (p, i)),
-            None => None,
-        })
+        Ok(i.and_then(|i| self.rows_of(group).nth(i).map(|p| (p, i))))
     }
 
     /// The newest (`newest`) or the oldest row with key `image`, and how many rows come
@@ -704,7 +688,7 @@ mod tests {
         assert!(!h.remove(b"k", 2));
         assert_eq!(rows.lookup(&h, b"k"), [3, 1, 0]);
         // Row 2 was deleted while a scan stood on it, after one row (3) had been read.
-        let next = |p, at| h.next_after(b"k", p, at, &rows).unwrap();
+        let next = |p, at| h.step_from(b"k", (p, at), true, &rows).unwrap();
         assert_eq!(next(2, 1), Some((1, 1)));
         assert_eq!(next(1, 1), Some((0, 2)));
         assert_eq!(next(0, 2), None);
