@@ -697,6 +697,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "a million keys take hours under Miri; the other tests walk the same code"
+    )]
     fn a_million_int_keys_take_under_heaps_24_bytes_a_row() {
         let arena = arena();
         let (mut h, rows) = (HashIndex::new(&arena), Rows::default());
