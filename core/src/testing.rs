@@ -114,5 +114,15 @@ pub const fn cases(n: u32) -> u32 {
     }
 }
 
+/// `normal`, or under Miri `under_miri`: the size of a test's work (a property test's steps),
+/// kept small where Miri checks every access.
+pub const fn miri_or(normal: usize, under_miri: usize) -> usize {
+    if cfg!(miri) {
+        under_miri
+    } else {
+        normal
+    }
+}
+
 /// Cases of a property test under Miri.
 const MIRI_CASES: u32 = 3;

@@ -638,7 +638,9 @@ mod tests {
         /// Packed rows with BLOBs that grow, shrink and go, against a map from slot to values:
         /// every row reads back whole, in slot order, and the BLOB bytes add up.
         #[test]
-        fn blob_rows_match_a_model(ops in proptest::collection::vec(op(), 1..60)) {
+        fn blob_rows_match_a_model(
+            ops in proptest::collection::vec(op(), 1..crate::testing::miri_or(60, 8))
+        ) {
             let f = blob_format();
             let mut s = RowStore::new(f.clone(), 42, 0, u64::MAX, &Meter::unlimited(), false);
             let mut model: BTreeMap<Pos, (Vec<u8>, Vec<u8>)> = BTreeMap::new();

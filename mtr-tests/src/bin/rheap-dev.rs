@@ -676,15 +676,17 @@ fn cargo_tally(name: &str, (ok, out): (bool, String)) -> Tally {
 const MIRI_MODULES: &[&str] = &["alloc::", "rows::"];
 
 /// `cargo miri test` of the core's [`MIRI_MODULES`] with the nightly toolchain named in
-/// ci/miri-toolchain (which ci/setup installs). Property tests run a few cases under Miri
+/// ci/miri-toolchain (which ci/setup installs), through rustup: the cargo that `CARGO` names
+/// takes no `+toolchain`. Property tests run a few cases under Miri
 /// (`rheap_core::testing::cases`); isolation is off for proptest's clock and files.
-fn miri_tally(cargo: &str) -> Result<Tally> {
+fn miri_tally() -> Result<Tally> {
     let file = paths::workspace().join("ci/miri-toolchain");
     let toolchain = std::fs::read_to_string(&file)
         .map_err(|e| anyhow::anyhow!("reading {}: {e}", file.display()))?;
-    let toolchain = format!("+{}", toolchain.trim());
     let mut args = vec![
-        toolchain.as_str(),
+        "run",
+        toolchain.trim(),
+        "cargo",
         "miri",
         "test",
         "-p",
@@ -694,11 +696,11 @@ fn miri_tally(cargo: &str) -> Result<Tally> {
     ];
     args.extend(MIRI_MODULES);
     println!(
-        "$ MIRIFLAGS=-Zmiri-disable-isolation {cargo} {}",
+        "$ MIRIFLAGS=-Zmiri-disable-isolation rustup {}",
         args.join(" ")
     );
     let mut out = String::new();
-    let cmd = duct::cmd(cargo, &args)
+    let cmd = duct::cmd("rustup", &args)
         .dir(paths::workspace())
         .env("MIRIFLAGS", "-Zmiri-disable-isolation");
     let ok = process::stream(cmd, |line| {
@@ -806,7 +808,7 @@ fn test() -> Result<()> {
     tallies.push(cargo_tally("cargo test", run));
 
     header("Miri: the core's unit tests of its unsafe code (alloc, rows), under Miri's checks");
-    tallies.push(miri_tally(&cargo)?);
+    tallies.push(miri_tally()?);
 
     header("the main command, as a smoke test: ci/bench --smoke");
     let bench = paths::workspace().join("ci/bench");
