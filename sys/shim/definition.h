@@ -68,10 +68,10 @@ public:
     def.limit_by= (uint8_t) rheap_table_size_limit;
     def.connection= thd_get_thread_id(current_thd);
     /* The variable-length fields, from which the engine decides how to store the rows
-       (RowFormat::for_table, row.rs). The server counts a share's VARCHARs only when it reads
-       a .frm, so an internal table's fields are looked at: its BLOBs and the VARCHARs whose
-       room packing can save (RHEAP_PACKED_MIN_ROOM) are described, the rest is stored as it
-       is. */
+       (RowFormat::for_table, core/src/rows/format.rs). The server counts a share's VARCHARs
+       only when it reads a .frm, so an internal table's fields are looked at: its BLOBs and
+       the VARCHARs whose room packing can save (RHEAP_PACKED_MIN_ROOM) are described, the rest
+       is stored as it is. */
     if (internal || s->varchar_fields || s->blob_fields)
     {
       rheap_var_field *vars= room_for(s->fields, var_room, more_vars);

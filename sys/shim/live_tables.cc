@@ -87,8 +87,9 @@ static bool rheap_sees_connection(rheap_tables_fill_ctx *c, uint64_t id)
   return c->asked_seen;
 }
 
-/** Stores one row of RHEAP_TABLES, if the reader may see it (rheap_core::live::Audience); a
-    named table's path ./schema/name is shown as the schema and table names it encodes. */
+/** Stores one row of RHEAP_TABLES, if the reader may see it
+    (rheap_core::catalog::live::Audience); a named table's path ./schema/name is shown as the
+    schema and table names it encodes. */
 static int rheap_tables_store(void *ctx, const rheap_live_table *r)
 {
   rheap_tables_fill_ctx *c= static_cast<rheap_tables_fill_ctx *>(ctx);

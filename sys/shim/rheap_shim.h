@@ -255,7 +255,7 @@ typedef struct rheap_live_table {
 } rheap_live_table;
 
 /** Who may see a row of information_schema.RHEAP_TABLES, as the server's own views decide
-    (rheap_core::live::Audience). */
+    (rheap_core::catalog::live::Audience). */
 /** A user with some privilege on the table, as information_schema.TABLES shows it. */
 #define RHEAP_AUDIENCE_PRIVILEGED 0
 /** The user of the owning connection, and users with PROCESS, as PROCESSLIST shows it. */
