@@ -738,128 +738,153 @@ fn cargo_counts(out: &str) -> (usize, usize, usize) {
     c
 }
 
+/// One step of `test`: its title, and what it runs, giving its tallies.
+type Step<'a> = (&'static str, Box<dyn FnOnce() -> Result<Vec<Tally>> + 'a>);
+
 fn test() -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let cargo = cargo.as_str();
     let started = Instant::now();
+    let check = |name: &'static str, args: &'static [&'static str]| -> Result<Vec<Tally>> {
+        Ok(vec![Tally::check(name, run_echo(cargo, args)?.0)])
+    };
+    let plan: Vec<Step<'_>> =
+        vec![
+        (
+            "cargo fmt --check",
+            Box::new(|| check("cargo fmt --check", &["fmt", "--all", "--check"])),
+        ),
+        (
+            "cargo clippy",
+            Box::new(|| {
+                check(
+                    "cargo clippy -D warnings",
+                    &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"],
+                )
+            }),
+        ),
+        (
+            "cargo xtask cycles: no import cycle between a crate's modules",
+            Box::new(|| check("cargo xtask cycles", &["xtask", "cycles"])),
+        ),
+        (
+            "docker/: hadolint, compose schema, the scripts the container calls (no build)",
+            Box::new(|| Ok(vec![docker_tally()])),
+        ),
+        // The plugin is built here, once, and everything below loads what these left: the
+        // directories go to the test binaries, ci/bench and mtr through RHEAP_PLUGIN_DIR and
+        // RHEAP_FAILPOINTS_PLUGIN_DIR, so nothing below builds it.
+        (
+            "build the plugin: cargo xtask dist (release, into target/dist)",
+            Box::new(|| {
+                let staged = plugin::dir;
+                Ok(vec![dist_step(cargo, "dist", None, "RHEAP_PLUGIN_DIR", staged)])
+            }),
+        ),
+        (
+            "build the fault-injection variant: cargo xtask dist --failpoints",
+            Box::new(|| {
+                Ok(vec![dist_step(
+                    cargo,
+                    "dist --failpoints",
+                    Some("--failpoints"),
+                    "RHEAP_FAILPOINTS_PLUGIN_DIR",
+                    plugin::failpoints_dir,
+                )])
+            }),
+        ),
+        (
+            "cargo test --workspace",
+            Box::new(|| {
+                let run = run_echo(cargo, &["test", "--workspace", "--no-fail-fast"])?;
+                Ok(vec![cargo_tally("cargo test", run)])
+            }),
+        ),
+        (
+            "Miri: the core's unit tests of its unsafe code (alloc, rows), under Miri's checks",
+            Box::new(|| Ok(vec![miri_tally()?])),
+        ),
+        (
+            "the main command, as a smoke test: ci/bench --smoke",
+            Box::new(|| {
+                let bench = paths::workspace().join("ci/bench");
+                let ok = run_echo(&bench.display().to_string(), &["--smoke"])?.0;
+                Ok(vec![Tally::check("ci/bench --smoke", ok)])
+            }),
+        ),
+        (
+            "the Debian package: cargo xtask package (from target/dist)",
+            Box::new(|| check("cargo xtask package", &["xtask", "package"])),
+        ),
+        (
+            "clean room: the package into a fresh Debian 12 root with Debian's server",
+            Box::new(|| Ok(cleanroom_tallies())),
+        ),
+        (
+            "mtr: our rheap suite on ENGINE=RHEAP",
+            Box::new(|| {
+                Ok(vec![Tally::mtr_result(
+                    "mtr rheap suite",
+                    our_mtr("RHEAP", &[]),
+                )])
+            }),
+        ),
+        (
+            "mtr: our rheap suite on ENGINE=MEMORY, same result files",
+            Box::new(|| {
+                Ok(vec![Tally::mtr_result(
+                    "mtr rheap suite on MEMORY",
+                    our_mtr("MEMORY", &[]),
+                )])
+            }),
+        ),
+        (
+            "mtr: the server's storage_engine suite against ENGINE=RHEAP, and MEMORY to compare",
+            Box::new(|| Ok(vec![storage_engine_tally(&[])])),
+        ),
+        (
+            "stress, short: 8 clients for 8 s (the full run: rheap-dev stress)",
+            Box::new(|| Ok(vec![stress_tally(stress::Config::SHORT)])),
+        ),
+        (
+            "differential fuzzer, fixed seed: twin tables and two servers, 45 s each",
+            Box::new(|| {
+                Ok([fuzz::Mode::Twin, fuzz::Mode::Servers]
+                    .map(|mode| fuzz_tally(mode, CI_FUZZ_SEED, CI_FUZZ_BUDGET))
+                    .into())
+            }),
+        ),
+        (
+            "mtr: our rheap_takeover suite (routing, conversion to disk)",
+            Box::new(|| {
+                Ok(vec![Tally::mtr_result(
+                    "mtr rheap_takeover suite",
+                    our_takeover_mtr(&[]),
+                )])
+            }),
+        ),
+        (
+            "mtr: upstream heap suite and temp-table-heavy main tests, the package's defaults \
+             and rheap_takeover=ALL",
+            Box::new(|| {
+                Ok(vec![Tally::mtr_result(
+                    "mtr upstream, rheap_takeover=ALL",
+                    upstream_conformance(conformance::Limit::Actual),
+                )])
+            }),
+        ),
+    ];
+
+    let steps = plan.len();
     let mut tallies = Vec::new();
-    let steps = 18;
-    let mut step = 0;
-    let mut header = |what: &str| {
-        step += 1;
+    for (i, (what, run)) in plan.into_iter().enumerate() {
         println!(
-            "\n==> [{step}/{steps}] {what} ({:.0?} so far)",
+            "\n==> [{}/{steps}] {what} ({:.0?} so far)",
+            i + 1,
             started.elapsed()
         );
-    };
-
-    header("cargo fmt --check");
-    tallies.push(Tally::check(
-        "cargo fmt --check",
-        run_echo(&cargo, &["fmt", "--all", "--check"])?.0,
-    ));
-
-    header("cargo clippy");
-    let clippy = run_echo(
-        &cargo,
-        &[
-            "clippy",
-            "--workspace",
-            "--all-targets",
-            "--",
-            "-D",
-            "warnings",
-        ],
-    )?
-    .0;
-    tallies.push(Tally::check("cargo clippy -D warnings", clippy));
-
-    header("cargo xtask cycles: no import cycle between a crate's modules");
-    tallies.push(Tally::check(
-        "cargo xtask cycles",
-        run_echo(&cargo, &["xtask", "cycles"])?.0,
-    ));
-
-    header("docker/: hadolint, compose schema, the scripts the container calls (no build)");
-    tallies.push(docker_tally());
-
-    // The plugin is built here, once, and everything below loads what these left: the
-    // directories go to the test binaries, ci/bench and mtr through RHEAP_PLUGIN_DIR and
-    // RHEAP_FAILPOINTS_PLUGIN_DIR, so nothing below builds it.
-    header("build the plugin: cargo xtask dist (release, into target/dist)");
-    tallies.push(dist_step(
-        &cargo,
-        "dist",
-        None,
-        "RHEAP_PLUGIN_DIR",
-        plugin::dir,
-    ));
-
-    header("build the fault-injection variant: cargo xtask dist --failpoints");
-    tallies.push(dist_step(
-        &cargo,
-        "dist --failpoints",
-        Some("--failpoints"),
-        "RHEAP_FAILPOINTS_PLUGIN_DIR",
-        plugin::failpoints_dir,
-    ));
-
-    header("cargo test --workspace");
-    let run = run_echo(&cargo, &["test", "--workspace", "--no-fail-fast"])?;
-    tallies.push(cargo_tally("cargo test", run));
-
-    header("Miri: the core's unit tests of its unsafe code (alloc, rows), under Miri's checks");
-    tallies.push(miri_tally()?);
-
-    header("the main command, as a smoke test: ci/bench --smoke");
-    let bench = paths::workspace().join("ci/bench");
-    tallies.push(Tally::check(
-        "ci/bench --smoke",
-        run_echo(&bench.display().to_string(), &["--smoke"])?.0,
-    ));
-
-    header("the Debian package: cargo xtask package (from target/dist)");
-    tallies.push(Tally::check(
-        "cargo xtask package",
-        run_echo(&cargo, &["xtask", "package"])?.0,
-    ));
-
-    header("clean room: the package into a fresh Debian 12 root with Debian's server");
-    tallies.extend(cleanroom_tallies());
-
-    header("mtr: our rheap suite on ENGINE=RHEAP");
-    tallies.push(Tally::mtr_result("mtr rheap suite", our_mtr("RHEAP", &[])));
-
-    header("mtr: our rheap suite on ENGINE=MEMORY, same result files");
-    tallies.push(Tally::mtr_result(
-        "mtr rheap suite on MEMORY",
-        our_mtr("MEMORY", &[]),
-    ));
-
-    header("mtr: the server's storage_engine suite against ENGINE=RHEAP, and MEMORY to compare");
-    tallies.push(storage_engine_tally(&[]));
-
-    header("stress, short: 8 clients for 8 s (the full run: rheap-dev stress)");
-    tallies.push(stress_tally(stress::Config::SHORT));
-
-    header("differential fuzzer, fixed seed: twin tables and two servers, 45 s each");
-    for mode in [fuzz::Mode::Twin, fuzz::Mode::Servers] {
-        tallies.push(fuzz_tally(mode, CI_FUZZ_SEED, CI_FUZZ_BUDGET));
+        tallies.extend(run()?);
     }
-
-    header("mtr: our rheap_takeover suite (routing, conversion to disk)");
-    tallies.push(Tally::mtr_result(
-        "mtr rheap_takeover suite",
-        our_takeover_mtr(&[]),
-    ));
-
-    header(
-        "mtr: upstream heap suite and temp-table-heavy main tests, the package's defaults and \
-         rheap_takeover=ALL",
-    );
-    tallies.push(Tally::mtr_result(
-        "mtr upstream, rheap_takeover=ALL",
-        upstream_conformance(conformance::Limit::Actual),
-    ));
 
     println!("\n==> done in {:.0?}", started.elapsed());
     // Nothing but the two dist steps builds the plugin: a third build means a step built one
