@@ -37,7 +37,8 @@ pub const SUITES: &[&str] = &["main", "heap"];
 /// The stock pass's mtr run name (its directory under `target/mtr`).
 pub const STOCK_RUN: &str = "conformance-stock";
 
-/// What fills a table in a plugin pass (`rheap_table_size_limit`).
+/// `rheap_table_size_limit`: what makes a table full, in a plugin pass of the conformance run
+/// and in the twin fuzzer's cases.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Limit {
     /// The package's default, `ACTUAL`: the pass runs with every setting at its default.
@@ -676,12 +677,9 @@ pub fn run(limits: &[Limit], extra: &[String]) -> Result<Vec<Report>> {
                 shown(guard_outcome)
             ));
         }
-        // The stock pass's problem is the first comparison's, once.
-        let unfinished = [(&stock, reports.is_empty()), (&rheap, true)];
-        for (p, _) in unfinished
-            .into_iter()
-            .filter(|(p, own)| *own && !p.finished)
-        {
+        // An unfinished stock pass is every comparison's: the first one reports it.
+        let unfinished = [reports.is_empty().then_some(&stock), Some(&rheap)];
+        for p in unfinished.into_iter().flatten().filter(|p| !p.finished) {
             problems.push(format!(
                 "mysql-test-run stopped before the end of the {} pass (no report; see {})",
                 p.label,

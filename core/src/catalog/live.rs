@@ -51,16 +51,15 @@ impl Kind {
 /// Who may see a table in the view: the rule of the server's own view of such a thing, so that
 /// `RHEAP_TABLES` tells a user nothing `information_schema.TABLES` and `PROCESSLIST` hide.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
 pub enum Audience {
     /// A user with some privilege on the table (`information_schema.TABLES`'s rule): a named
     /// table.
-    Privileged = 0,
+    Privileged,
     /// The owning connection's user, and users with PROCESS (`PROCESSLIST`'s rule): a
     /// TEMPORARY or internal table.
-    Owner = 1,
+    Owner,
     /// Users with PROCESS only: a table no connection owns (a kept one).
-    Process = 2,
+    Process,
 }
 
 impl Audience {

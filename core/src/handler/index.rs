@@ -166,12 +166,11 @@ impl<L> Handler<L> {
         // Until a row is found there is none (HEAP's position() then gives no row).
         h.current = None;
         let table = open.read()?;
-        let (_, idx) = table.index(h.cursor_key)?;
+        let (def, idx) = table.index(h.cursor_key)?;
         // The cursor moves in place; `replace` is a cursor of another kind to take its place.
         let mut replace = None;
         let pos = match (&mut h.cursor, idx) {
             (Cursor::Hash { pos, at }, Index::Hash(hash)) => {
-                let def = table.index(h.cursor_key)?.0;
                 if !forward
                     && !def.hash_read_keeps_key()
                     && last_hash_key(&h.hash_last, def)?.1.bytes != h.key.bytes
@@ -194,7 +193,6 @@ impl<L> Handler<L> {
                 }
             }
             (Cursor::HashEdge { after }, Index::Hash(hash)) if *after != forward => {
-                let def = table.index(h.cursor_key)?.0;
                 let (p, c) = hash_edge_step(h, def, hash, &table, forward)?;
                 replace = Some(c);
                 p

@@ -634,9 +634,19 @@ static PLUGIN_BUILDS: AtomicUsize = AtomicUsize::new(0);
 /// Runs a command from the workspace root, echoing its output; returns success and output.
 /// Counts the plugin's builds in it ([`BUILD_LINE`]).
 fn run_echo(program: &str, args: &[&str]) -> Result<(bool, String)> {
-    println!("$ {program} {}", args.join(" "));
+    run_echo_with(program, args, &[])
+}
+
+/// [`run_echo`] with `env` added to the command's environment.
+fn run_echo_with(program: &str, args: &[&str], env: &[(&str, &str)]) -> Result<(bool, String)> {
+    let shown: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v} ")).collect();
+    println!("$ {}{program} {}", shown.concat(), args.join(" "));
+    let cmd = (env.iter()).fold(
+        duct::cmd(program, args).dir(paths::workspace()),
+        |c, (k, v)| c.env(k, v),
+    );
     let mut out = String::new();
-    let ok = process::stream(duct::cmd(program, args).dir(paths::workspace()), |line| {
+    let ok = process::stream(cmd, |line| {
         print!("{line}");
         out.push_str(line);
         Ok(())
@@ -695,23 +705,12 @@ fn miri_tally() -> Result<Tally> {
         "--",
     ];
     args.extend(MIRI_MODULES);
-    println!(
-        "$ MIRIFLAGS=-Zmiri-disable-isolation rustup {}",
-        args.join(" ")
-    );
-    let mut out = String::new();
-    let cmd = duct::cmd("rustup", &args)
-        .dir(paths::workspace())
-        .env("MIRIFLAGS", "-Zmiri-disable-isolation");
-    let ok = process::stream(cmd, |line| {
-        print!("{line}");
-        out.push_str(line);
-        Ok(())
-    })?;
-    Ok(cargo_tally(
-        "Miri: rheap-core's alloc and rows tests",
-        (ok, out),
-    ))
+    let run = run_echo_with(
+        "rustup",
+        &args,
+        &[("MIRIFLAGS", "-Zmiri-disable-isolation")],
+    )?;
+    Ok(cargo_tally("Miri: rheap-core's alloc and rows tests", run))
 }
 
 /// Sums cargo's `test result: ok. 3 passed; 0 failed; 1 ignored; ...` lines.
@@ -777,8 +776,7 @@ fn test() -> Result<()> {
         (
             "build the plugin: cargo xtask dist (release, into target/dist)",
             Box::new(|| {
-                let staged = plugin::dir;
-                Ok(vec![dist_step(cargo, "dist", None, "RHEAP_PLUGIN_DIR", staged)])
+                Ok(vec![dist_step(cargo, "dist", None, "RHEAP_PLUGIN_DIR", plugin::dir)])
             }),
         ),
         (

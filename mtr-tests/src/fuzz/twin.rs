@@ -23,6 +23,7 @@
 use super::outcome::Outcome;
 use super::rng::Rng;
 use super::schema::{Table, Type};
+use crate::conformance::Limit;
 use anyhow::Result;
 use mysql::prelude::Queryable;
 use mysql::Conn;
@@ -105,8 +106,8 @@ pub enum RheapSide {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Setup {
     pub rheap_side: RheapSide,
-    /// `rheap_table_size_limit` when the tables are made: `ACTUAL` or `HEAP`.
-    pub limit: &'static str,
+    /// `rheap_table_size_limit` when the tables are made.
+    pub limit: Limit,
     /// `max_heap_table_size` of both (None: the server's default, 16M, which no case fills).
     pub max_heap_table_size: Option<u64>,
 }
@@ -115,11 +116,11 @@ impl Setup {
     /// Draws a setup: small limits only where MEMORY's row for "table is full" is promised.
     fn random(r: &mut Rng) -> Setup {
         let (rheap_side, limit) = match r.below(3) {
-            0 => (RheapSide::MemoryUnderAll, "ACTUAL"),
-            1 => (RheapSide::Rheap, "HEAP"),
-            _ => (RheapSide::Rheap, "ACTUAL"),
+            0 => (RheapSide::MemoryUnderAll, Limit::Actual),
+            1 => (RheapSide::Rheap, Limit::Heap),
+            _ => (RheapSide::Rheap, Limit::Actual),
         };
-        let promised = rheap_side == RheapSide::MemoryUnderAll || limit == "HEAP";
+        let promised = rheap_side == RheapSide::MemoryUnderAll || limit == Limit::Heap;
         let max_heap_table_size =
             (promised && r.one_in(2)).then(|| *r.pick(&[16384u64, 32768, 65536]));
         Setup {
@@ -144,7 +145,7 @@ impl Setup {
             .map_or("DEFAULT".to_string(), |n| n.to_string());
         [
             format!("SET SESSION max_heap_table_size = {size}"),
-            format!("SET GLOBAL rheap_table_size_limit = {}", self.limit),
+            format!("SET GLOBAL rheap_table_size_limit = {}", self.limit.name()),
         ]
     }
 }
@@ -223,8 +224,23 @@ pub const AFTER_WRITE: [&str; 2] = [
 
 /// Runs `steps` on new twin tables of `def`, made as `setup` says; the first difference, if
 /// any. `ran` counts the statements sent (to both sides). The tables are dropped afterwards,
-/// and `rheap_takeover` is back at INTERNAL.
+/// and `rheap_takeover` is back at INTERNAL however the case ended.
 pub fn run_case(
+    sides: &mut Sides<'_>,
+    setup: &Setup,
+    def: &Table,
+    steps: &[Step],
+    ran: &mut u64,
+) -> Result<Option<Diff>> {
+    let diff = made_and_run(sides, setup, def, steps, ran);
+    sides
+        .memory
+        .query_drop("SET GLOBAL rheap_takeover = INTERNAL")?;
+    diff
+}
+
+/// [`run_case`] but for the mode it leaves.
+fn made_and_run(
     sides: &mut Sides<'_>,
     setup: &Setup,
     def: &Table,
@@ -261,16 +277,10 @@ pub fn run_case(
     }
     if refused {
         // Both refuse the definition alike: nothing more to compare.
-        sides
-            .memory
-            .query_drop("SET GLOBAL rheap_takeover = INTERNAL")?;
         return Ok(None);
     }
     let diff = run_steps(sides, def, steps, ran);
     sides.both("DROP TABLE {t}")?;
-    sides
-        .memory
-        .query_drop("SET GLOBAL rheap_takeover = INTERNAL")?;
     diff
 }
 
@@ -782,19 +792,19 @@ mod tests {
         let mut r = Rng::new(7);
         let setups: Vec<Setup> = (0..300).map(|_| Setup::random(&mut r)).collect();
         for s in &setups {
-            if s.rheap_side == RheapSide::Rheap && s.limit == "ACTUAL" {
+            if s.rheap_side == RheapSide::Rheap && s.limit == Limit::Actual {
                 assert_eq!(s.max_heap_table_size, None, "{s:?}");
             }
         }
         let drawn = |f: &dyn Fn(&Setup) -> bool| setups.iter().any(f);
         assert!(drawn(&|s| s.rheap_side == RheapSide::MemoryUnderAll
-            && s.limit == "ACTUAL"
+            && s.limit == Limit::Actual
             && s.max_heap_table_size.is_some()));
         assert!(drawn(
-            &|s| s.limit == "HEAP" && s.max_heap_table_size.is_some()
+            &|s| s.limit == Limit::Heap && s.max_heap_table_size.is_some()
         ));
         assert!(drawn(
-            &|s| s.rheap_side == RheapSide::Rheap && s.limit == "ACTUAL"
+            &|s| s.rheap_side == RheapSide::Rheap && s.limit == Limit::Actual
         ));
     }
 
