@@ -1,4 +1,4 @@
-//! The whole-suite conformance comparison (`rheap-dev conformance`): the installed upstream
+//! The whole-suite conformance comparison (`cargo xtask conformance`): the installed upstream
 //! `main` and `heap` suites, whole, run once on a stock server (no plugin) and once with the
 //! plugin loaded as its package installs it (every setting at its default, so
 //! `rheap_table_size_limit=ACTUAL` and `information_schema.RHEAP_TABLES` on) plus

@@ -1,4 +1,4 @@
-//! The stress run (`rheap-dev stress`): many clients for a bounded time against one private
+//! The stress run (`cargo xtask stress`): many clients for a bounded time against one private
 //! server with RHEAP loaded, mixing statements that build internal temporary tables, DDL on
 //! RHEAP (and MEMORY) tables, writers and readers on shared RHEAP tables, and a client that
 //! keeps switching `rheap_takeover`. Then the checks: the server is up, the shared tables hold
@@ -33,7 +33,7 @@ impl Config {
         threads: 32,
         secs: 60,
     };
-    /// The short run in `rheap-dev test`.
+    /// The short run in `cargo xtask test`.
     pub const SHORT: Config = Config {
         threads: 8,
         secs: 8,

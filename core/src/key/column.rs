@@ -10,7 +10,7 @@
 
 use crate::error::Result;
 use crate::key::collation::CollationRef;
-use crate::key::{Algorithm, KeySeg, SegKind};
+use crate::key::{Algorithm, KeySeg, Number, OddBits, SegKind};
 
 /// A key column's type, as far as comparing it goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,23 +20,11 @@ pub enum ColumnType {
     Text,
     /// VARCHAR or VARBINARY, whose length prefix has `len_bytes` bytes (1 or 2; the server's
     /// 0 for a one-byte prefix is taken as 1).
-    VarText {
-        len_bytes: u8,
-    },
-    /// BIT(n), whose odd bits (`len` of them from bit `start` of byte `pos`) live among the
-    /// record's NULL bits.
-    Bit {
-        pos: usize,
-        start: u8,
-        len: u8,
-    },
-    /// An integer of `bytes` bytes.
-    Int {
-        bytes: usize,
-        signed: bool,
-    },
-    Float,
-    Double,
+    VarText { len_bytes: u8 },
+    /// BIT(n), whose odd bits live among the record's NULL bits.
+    Bit(OddBits),
+    /// An integer or floating-point number.
+    Number(Number),
     /// Any other type: compared as bytes.
     Other,
 }
@@ -69,7 +57,7 @@ impl ColumnType {
                 collation: collation()?,
                 len_bytes: usize::from(len_bytes.clamp(1, 2)),
             },
-            ColumnType::Bit { pos, start, len } => SegKind::Bit { pos, start, len },
+            ColumnType::Bit(bits) => SegKind::Bit(bits),
             _ if algorithm == Algorithm::Hash => SegKind::Binary,
             other => other.value_kind(),
         })
@@ -79,9 +67,7 @@ impl ColumnType {
     /// numbers, else as bytes.
     pub fn value_kind(self) -> SegKind {
         match self {
-            ColumnType::Int { bytes, signed } => SegKind::Int { bytes, signed },
-            ColumnType::Float => SegKind::Float,
-            ColumnType::Double => SegKind::Double,
+            ColumnType::Number(n) => SegKind::Number(n),
             _ => SegKind::Binary,
         }
     }
@@ -131,12 +117,12 @@ mod tests {
     #[test]
     fn hash_keys_compare_numbers_as_bytes() {
         for column in [
-            ColumnType::Int {
+            ColumnType::Number(Number::Int {
                 bytes: 4,
                 signed: true,
-            },
-            ColumnType::Float,
-            ColumnType::Double,
+            }),
+            ColumnType::Number(Number::Float),
+            ColumnType::Number(Number::Double),
             ColumnType::Other,
         ] {
             let kind = column.seg_kind(Algorithm::Hash, no_collation).unwrap();
@@ -146,22 +132,22 @@ mod tests {
 
     #[test]
     fn btree_keys_compare_numbers_by_value() {
-        let int = ColumnType::Int {
+        let int = ColumnType::Number(Number::Int {
             bytes: 3,
             signed: false,
-        };
+        });
         assert!(matches!(
             int.seg_kind(Algorithm::Btree, no_collation).unwrap(),
-            SegKind::Int {
+            SegKind::Number(Number::Int {
                 bytes: 3,
                 signed: false
-            }
+            })
         ));
         assert!(matches!(
-            ColumnType::Double
+            ColumnType::Number(Number::Double)
                 .seg_kind(Algorithm::Btree, no_collation)
                 .unwrap(),
-            SegKind::Double
+            SegKind::Number(Number::Double)
         ));
         assert!(matches!(
             ColumnType::Other
@@ -188,28 +174,28 @@ mod tests {
                     "{given}: {kind:?}"
                 );
             }
-            let bit = ColumnType::Bit {
+            let bit = ColumnType::Bit(OddBits {
                 pos: 0,
                 start: 3,
                 len: 5,
-            };
+            });
             assert!(matches!(
                 bit.seg_kind(algorithm, no_collation).unwrap(),
-                SegKind::Bit {
+                SegKind::Bit(OddBits {
                     pos: 0,
                     start: 3,
                     len: 5
-                }
+                })
             ));
         }
     }
 
     #[test]
     fn only_btree_parts_sort_in_reverse() {
-        let int = ColumnType::Int {
+        let int = ColumnType::Number(Number::Int {
             bytes: 4,
             signed: true,
-        };
+        });
         assert!(
             spec(int, true)
                 .seg(Algorithm::Btree, no_collation)
@@ -232,17 +218,20 @@ mod tests {
     #[test]
     fn auto_increment_values_are_numbers() {
         assert!(matches!(
-            ColumnType::Int {
+            ColumnType::Number(Number::Int {
                 bytes: 8,
                 signed: false
-            }
+            })
             .value_kind(),
-            SegKind::Int {
+            SegKind::Number(Number::Int {
                 bytes: 8,
                 signed: false
-            }
+            })
         ));
-        assert!(matches!(ColumnType::Float.value_kind(), SegKind::Float));
+        assert!(matches!(
+            ColumnType::Number(Number::Float).value_kind(),
+            SegKind::Number(Number::Float)
+        ));
         assert!(matches!(ColumnType::Text.value_kind(), SegKind::Binary));
     }
 }

@@ -36,14 +36,16 @@ pub enum SegKind {
     /// other binary-comparable types in BTREE keys).
     Binary,
     /// BIT(n): the bits that do not fill a byte live among the NULL bits of the record.
-    Bit {
-        /// Offset of the byte holding the odd bits.
-        pos: usize,
-        /// First bit of them in that byte.
-        start: u8,
-        /// How many odd bits (0: the column is whole bytes).
-        len: u8,
-    },
+    Bit(OddBits),
+    /// A number, compared by value.
+    Number(Number),
+}
+
+/// A number as a key column holds it, compared and read by value (BTREE keys, the
+/// AUTO_INCREMENT column); the one list of numeric kinds, shared by [`SegKind`] and
+/// [`column::ColumnType`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Number {
     /// A little-endian integer of `bytes` bytes.
     Int {
         bytes: usize,
@@ -51,6 +53,17 @@ pub enum SegKind {
     },
     Float,
     Double,
+}
+
+/// Where a BIT(n) column keeps the bits that do not fill a byte: among the record's NULL bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OddBits {
+    /// Offset of the byte holding the odd bits.
+    pub pos: usize,
+    /// First bit of them in that byte.
+    pub start: u8,
+    /// How many odd bits (0: the column is whole bytes).
+    pub len: u8,
 }
 
 /// One segment of a key: a column or a prefix of one.

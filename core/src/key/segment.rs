@@ -9,7 +9,7 @@ impl KeySeg {
     pub fn auto_increment_value(&self, rec: &[u8]) -> Result<u64> {
         let b = slice(rec, self.start, self.length)?;
         Ok(match self.kind {
-            SegKind::Int { bytes, signed } => {
+            SegKind::Number(Number::Int { bytes, signed }) => {
                 let mut v = [0u8; 8];
                 v[..bytes].copy_from_slice(&b[..bytes]);
                 if signed && b[bytes - 1] & 0x80 != 0 {
@@ -18,7 +18,7 @@ impl KeySeg {
                     u64::from_le_bytes(v)
                 }
             }
-            SegKind::Float => {
+            SegKind::Number(Number::Float) => {
                 let f = f32::from_le_bytes(b[..4].try_into().expect("4 bytes"));
                 if f < 0.0 {
                     0
@@ -26,7 +26,7 @@ impl KeySeg {
                     f as u64
                 }
             }
-            SegKind::Double => {
+            SegKind::Number(Number::Double) => {
                 let f = f64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
                 if f < 0.0 {
                     0
@@ -71,7 +71,7 @@ impl KeySeg {
                 // The length prefix is compared with the bytes: a different length differs.
                 len_bytes + var_len(slice(a, self.start, *len_bytes)?)
             }
-            SegKind::Bit { len, .. } if *len > 0 => {
+            SegKind::Bit(OddBits { len, .. }) if *len > 0 => {
                 return Ok(self.value_from_record(a)? == self.value_from_record(b)?);
             }
             _ => self.length,
@@ -108,7 +108,7 @@ impl KeySeg {
                     && *key.get(..2)? == (len as u16).to_le_bytes()
                     && bytes_eq(rec.get(data..data + len)?, key.get(2..2 + len)?)
             }
-            SegKind::Bit { len, .. } if *len > 0 => {
+            SegKind::Bit(OddBits { len, .. }) if *len > 0 => {
                 // The NULL flag was read above; the value is read as the key gives it.
                 let (a, b) = (self.value_from_record(rec), self.value_from_key(whole));
                 matches!((a, b), (Ok(a), Ok((b, _))) if a == b)
@@ -130,7 +130,7 @@ impl KeySeg {
             SegKind::VarText { len_bytes, .. } => {
                 (self.start..self.start + len_bytes + self.length, None)
             }
-            SegKind::Bit { pos, start, len } if *len > 0 => (
+            SegKind::Bit(OddBits { pos, start, len }) if *len > 0 => (
                 self.start..self.start + self.length - 1,
                 Some(*pos..pos + 1 + usize::from(start + len > 8)),
             ),
@@ -157,7 +157,7 @@ impl KeySeg {
                 let data = slice(rec, self.start + len_bytes, len)?;
                 Value::Bytes(self.limit_chars(collation, data))
             }
-            SegKind::Bit { pos, start, len } if *len > 0 => {
+            SegKind::Bit(OddBits { pos, start, len }) if *len > 0 => {
                 slice(rec, *pos, 1 + usize::from(start + len > 8))?;
                 Value::Bits(
                     rec_bits(rec, *pos, *start, *len),
@@ -184,7 +184,7 @@ impl KeySeg {
                 let len = usize::from(u16::from_le_bytes([pre[0], pre[1]])).min(self.length);
                 Value::Bytes(self.limit_chars(collation, slice(key, at + 2, len)?))
             }
-            SegKind::Bit { len, .. } if *len > 0 => {
+            SegKind::Bit(OddBits { len, .. }) if *len > 0 => {
                 let b = slice(key, at, self.length)?;
                 Value::Bits(b[0], &b[1..])
             }
@@ -214,9 +214,9 @@ impl KeySeg {
                     c.weights_len(self.length) + 2
                 }
             }
-            SegKind::Int { bytes, .. } => *bytes,
-            SegKind::Float | SegKind::Double => 8,
-            SegKind::Binary | SegKind::Bit { .. } => self.length,
+            SegKind::Number(Number::Int { bytes, .. }) => *bytes,
+            SegKind::Number(Number::Float) | SegKind::Number(Number::Double) => 8,
+            SegKind::Binary | SegKind::Bit(_) => self.length,
         }
     }
 
@@ -406,7 +406,7 @@ impl KeySeg {
                     }
                 }
             }
-            SegKind::Int { signed, .. } => {
+            SegKind::Number(Number::Int { signed, .. }) => {
                 for (d, s) in dst.iter_mut().zip(bytes.iter().rev()) {
                     *d = *s;
                 }
@@ -414,9 +414,9 @@ impl KeySeg {
                     dst[0] ^= 0x80;
                 }
             }
-            SegKind::Float | SegKind::Double => {
+            SegKind::Number(Number::Float) | SegKind::Number(Number::Double) => {
                 let f = match self.kind {
-                    SegKind::Float => {
+                    SegKind::Number(Number::Float) => {
                         f64::from(f32::from_le_bytes(bytes[..4].try_into().expect("4 bytes")))
                     }
                     _ => f64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")),
@@ -432,7 +432,7 @@ impl KeySeg {
                 };
                 dst.copy_from_slice(&ordered.to_be_bytes());
             }
-            SegKind::Binary | SegKind::Bit { .. } => {
+            SegKind::Binary | SegKind::Bit(_) => {
                 let n = bytes.len().min(width);
                 dst[..n].copy_from_slice(&bytes[..n]);
             }

@@ -6,10 +6,10 @@ use std::sync::Arc;
 /// A nullable INT at offset 1 (NULL bit 0x01 at byte 0).
 pub fn int_seg() -> KeySeg {
     KeySeg {
-        kind: SegKind::Int {
+        kind: SegKind::Number(Number::Int {
             bytes: 4,
             signed: true,
-        },
+        }),
         start: 1,
         length: 4,
         null: Some((0, 1)),
@@ -568,7 +568,7 @@ fn floats_order_by_value_and_zeroes_are_equal() {
         false,
         false,
         vec![KeySeg {
-            kind: SegKind::Double,
+            kind: SegKind::Number(Number::Double),
             start: 0,
             length: 8,
             null: None,

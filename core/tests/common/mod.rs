@@ -1,16 +1,16 @@
 //! A table for the engine's integration tests: `[null bits][a: i32][b: u8]`, a UNIQUE HASH key
 //! on `a` and a BTREE key on `b`.
 
-use rheap_core::key::{Algorithm, KeyDef, KeySeg, SegKind};
+use rheap_core::key::{Algorithm, KeyDef, KeySeg, Number, SegKind};
 use rheap_core::table::{Table, TableDef};
 
 /// The key segment of `a`: a nullable INT at byte 1, its NULL bit in byte 0.
 fn a() -> KeySeg {
     KeySeg {
-        kind: SegKind::Int {
+        kind: SegKind::Number(Number::Int {
             bytes: 4,
             signed: true,
-        },
+        }),
         start: 1,
         length: 4,
         null: Some((0, 1)),

@@ -1,14 +1,14 @@
 //! A table definition from the shim (`rheap_table_def`) in the core's terms.
 
 use super::charset::ServerCollation;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use rheap_core::alloc::{try_arc, try_collect, try_collect_ok};
 use rheap_core::key::column::{ColumnType, SegSpec};
-use rheap_core::key::{Algorithm, KeyDef, KeySeg};
-use rheap_core::limits::{self, LimitBy};
+use rheap_core::key::{Algorithm, KeyDef, KeySeg, Number, OddBits};
+use rheap_core::limits::LimitBy;
 use rheap_core::recycle::Shape;
-use rheap_core::rows::format::{Owner, RowFormat, VarField, VarKind};
-use rheap_core::table::{AutoKey, TableDef};
+use rheap_core::rows::format::{VarField, VarKind};
+use rheap_core::table::{TableDef, TableSpec};
 use rheap_sys::shim::{
     rheap_key_def, rheap_key_seg, rheap_table_def, rheap_var_field, RHEAP_LIMIT_BY_HEAP,
 };
@@ -26,18 +26,18 @@ fn column_type(seg: &rheap_key_seg) -> ColumnType {
         | ha_base_keytype_HA_KEYTYPE_VARBINARY2 => ColumnType::VarText {
             len_bytes: seg.length_bytes,
         },
-        ha_base_keytype_HA_KEYTYPE_BIT => ColumnType::Bit {
+        ha_base_keytype_HA_KEYTYPE_BIT => ColumnType::Bit(OddBits {
             pos: seg.bit_pos as usize,
             start: seg.bit_start,
             len: seg.bit_length,
-        },
+        }),
         t => numeric_type(t),
     }
 }
 
 /// The type of a numeric key type; [`ColumnType::Other`] for the rest.
 fn numeric_type(t: ha_base_keytype) -> ColumnType {
-    let int = |bytes, signed| ColumnType::Int { bytes, signed };
+    let int = |bytes, signed| ColumnType::Number(Number::Int { bytes, signed });
     #[allow(non_upper_case_globals)]
     match t {
         ha_base_keytype_HA_KEYTYPE_INT8 => int(1, true),
@@ -49,8 +49,8 @@ fn numeric_type(t: ha_base_keytype) -> ColumnType {
         ha_base_keytype_HA_KEYTYPE_ULONG_INT => int(4, false),
         ha_base_keytype_HA_KEYTYPE_LONGLONG => int(8, true),
         ha_base_keytype_HA_KEYTYPE_ULONGLONG => int(8, false),
-        ha_base_keytype_HA_KEYTYPE_FLOAT => ColumnType::Float,
-        ha_base_keytype_HA_KEYTYPE_DOUBLE => ColumnType::Double,
+        ha_base_keytype_HA_KEYTYPE_FLOAT => ColumnType::Number(Number::Float),
+        ha_base_keytype_HA_KEYTYPE_DOUBLE => ColumnType::Number(Number::Double),
         _ => ColumnType::Other,
     }
 }
@@ -96,7 +96,8 @@ unsafe fn key(k: &rheap_key_def) -> Result<KeyDef> {
     )
 }
 
-/// The core's definition of the table the shim describes.
+/// The core's definition of the table the shim describes: its fields translated into a
+/// [`TableSpec`], whose rules ([`TableSpec::into_def`]) are the core's.
 ///
 /// # Safety
 /// `def.keys` must point to `def.nkeys` keys, each as [`key`] requires.
@@ -105,22 +106,6 @@ pub unsafe fn table_def(def: &rheap_table_def) -> Result<TableDef> {
     let raw = unsafe { slice(def.keys, def.nkeys) };
     // SAFETY: each key's segments are valid by the contract.
     let keys: Vec<KeyDef> = try_collect_ok(raw.iter().map(|k| unsafe { key(k) }))?;
-    let auto_key = match usize::try_from(def.auto_key) {
-        Err(_) => None,
-        Ok(k) => {
-            let first = keys
-                .get(k)
-                .and_then(|key| key.segs.first())
-                .ok_or_else(|| Error::internal(format!("AUTO_INCREMENT key {k} has no column")))?;
-            Some(AutoKey {
-                key: k,
-                seg: KeySeg {
-                    kind: numeric_type(u32::from(def.auto_key_type)).value_kind(),
-                    ..first.clone()
-                },
-            })
-        }
-    };
     // SAFETY: by the contract, nvars fields (NULL when there are none).
     let vars = unsafe { slice(def.vars, def.nvars) };
     let vars: Vec<VarField> = try_collect(vars.iter().map(|v| VarField {
@@ -136,42 +121,27 @@ pub unsafe fn table_def(def: &rheap_table_def) -> Result<TableDef> {
             }
         },
     }))?;
-    let owner = if def.for_memory != 0 {
-        Owner::Memory
-    } else if def.internal != 0 {
-        Owner::Internal
-    } else {
-        Owner::Rheap
-    };
-    let format = RowFormat::for_table(def.reclength as usize, vars, owner)?;
-    let limit_by = limits::limit_by(
-        match u32::from(def.limit_by) {
+    let spec = TableSpec {
+        rec_len: def.reclength as usize,
+        max_rows: def.max_rows,
+        min_rows: def.min_rows,
+        max_heap_table_size: def.max_table_size,
+        tmp_memory_table_size: def.tmp_memory_table_size,
+        auto_increment: def.auto_increment,
+        internal: def.internal != 0,
+        tmp_table: def.tmp_table != 0,
+        for_memory: def.for_memory != 0,
+        keys,
+        auto_key: usize::try_from(def.auto_key)
+            .ok()
+            .map(|k| (k, numeric_type(u32::from(def.auto_key_type)))),
+        vars,
+        limit_by: match u32::from(def.limit_by) {
             RHEAP_LIMIT_BY_HEAP => LimitBy::Heap,
             _ => LimitBy::Actual,
         },
-        def.for_memory != 0,
-    );
-    let limits = limits::size_limits(
-        limit_by,
-        def.max_table_size,
-        def.tmp_memory_table_size,
-        def.max_rows,
-        def.internal != 0,
-        format.has_blobs(),
-    );
-    Ok(TableDef {
-        format,
-        rec_len: def.reclength as usize,
-        max_rows: limits.max_rows,
-        min_rows: def.min_rows,
-        max_table_size: limits.max_table_size,
-        limit_by,
-        auto_increment: def.auto_increment,
-        keys,
-        auto_key,
-        tmp_table: def.tmp_table != 0,
-        heap_lengths: def.for_memory != 0,
-    })
+    };
+    spec.into_def()
 }
 
 /// The key under which a table built from `def` is kept for reuse

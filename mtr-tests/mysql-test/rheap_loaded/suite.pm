@@ -1,5 +1,5 @@
 # The rheap_loaded suite: one test that fails unless RHEAP is loaded, run beside upstream suites
-# that our driver runs with the plugin (rheap-dev upstream, ci/conformance). Its suite.pm makes
+# that our driver runs with the plugin (cargo xtask upstream, ci/conformance). Its suite.pm makes
 # mysql-test-run's log checks ignore the plugin's maturity note for the whole run.
 package My::Suite::Rheap_loaded;
 

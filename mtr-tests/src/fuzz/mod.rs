@@ -11,7 +11,7 @@
 //! mismatch is named by both. On a mismatch the fuzzer shrinks the case (delta debugging over
 //! its steps) and writes it out as an mtr test case under `target/fuzz/`.
 //!
-//! `rheap-dev fuzz --minutes N --seed S [--mode twin|servers|both]` runs it; `rheap-dev test`
+//! `cargo xtask fuzz --minutes N --seed S [--mode twin|servers|both]` runs it; `cargo xtask test`
 //! runs a fixed seed for a short budget.
 
 pub mod outcome;
@@ -112,16 +112,18 @@ fn shrink_twin(
     // The shrunk case's own first difference (it may be another statement's).
     let diff = twin::run_case(sides, setup, def, &steps, &mut ran)?.unwrap_or(diff);
     let how = match setup.rheap_side {
-        twin::RheapSide::Rheap => "`RHEAP_ENGINE=MEMORY rheap-dev mtr --record NAME`, then run it \
+        twin::RheapSide::Rheap => {
+            "`RHEAP_ENGINE=MEMORY cargo xtask mtr --record NAME`, then run it \
              on RHEAP"
-            .to_string(),
-        twin::RheapSide::MemoryUnderAll => "`RHEAP_ENGINE=MEMORY rheap-dev mtr --record NAME` \
+                .to_string()
+        }
+        twin::RheapSide::MemoryUnderAll => "`RHEAP_ENGINE=MEMORY cargo xtask mtr --record NAME` \
              (MEMORY's table HEAP's), then run it, still with RHEAP_ENGINE=MEMORY, with SET \
              GLOBAL rheap_takeover=ALL added before the CREATE (MEMORY's table rheap's)"
             .to_string(),
     };
     let mut script = format!(
-        "# Found by `rheap-dev fuzz --mode twin --seed {seed}` (case {case}): rheap answered\n\
+        "# Found by `cargo xtask fuzz --mode twin --seed {seed}` (case {case}): rheap answered\n\
          # differently from MEMORY at:\n#   {}\n\
          # Copy into mtr-tests/mysql-test/rheap/t/, record its result on MEMORY with\n\
          # {how}.\n\

@@ -409,7 +409,7 @@ fn shrink_servers(
     pair.load(data, &rows)?;
     let (want, got) = pair.compare(q, size)?.unwrap_or((want, got));
     let mut script = format!(
-        "# Found by `rheap-dev fuzz --mode servers --seed {seed}` (case {case}): the query gave\n\
+        "# Found by `cargo xtask fuzz --mode servers --seed {seed}` (case {case}): the query gave\n\
          # other rows with rheap serving the internal temporary tables than on a stock server.\n\
          # Copy into mtr-tests/mysql-test/rheap_takeover/t/ and record it on a build where the\n\
          # two results below (takeover OFF, then INTERNAL) are the same.\n\

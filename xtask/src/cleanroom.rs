@@ -1,4 +1,4 @@
-//! The clean-room install test (`rheap-dev cleanroom`, a step of `test`): the Debian package
+//! The clean-room install test (`cargo xtask cleanroom`, a step of `test`): the Debian package
 //! `cargo xtask package` built, installed the way a DBA would into a fresh, minimal Debian 12
 //! root with Debian's own server, then used, tested with plain mysql-test-run, and removed.
 //!
@@ -355,7 +355,7 @@ impl Room {
         let text = String::from_utf8_lossy(&out.stdout);
         let outcomes: Vec<(String, &str)> = text
             .lines()
-            .filter_map(crate::mtr::outcome)
+            .filter_map(rheap_mtr_tests::mtr::outcome)
             .map(|(n, o)| (n.to_string(), o))
             .collect();
         let count = |o: &str| outcomes.iter().filter(|(_, x)| *x == o).count();
@@ -369,7 +369,7 @@ impl Room {
         // cannot find the installed plugin skips every test).
         let tests = paths::PACKAGED_SUITES
             .iter()
-            .map(|s| crate::mtr::test_files(&paths::suites().join(s)))
+            .map(|s| rheap_mtr_tests::mtr::test_files(&paths::suites().join(s)))
             .sum::<Result<usize>>()?;
         ensure!(
             out.status.success() && count("fail") == 0 && count("pass") == tests,

@@ -1,4 +1,4 @@
-//! The container recipe, proven without a Docker engine (`rheap-dev container-recipe`): the
+//! The container recipe, proven without a Docker engine (`cargo xtask container-recipe`): the
 //! instructions of `docker/Dockerfile` themselves, read and run in order in a fresh minimal
 //! Debian 12 root ([`crate::root`]: `debootstrap --variant=minbase bookworm`, what the official
 //! `debian:bookworm` image is made of), then the commands of the compose services, `ci/test`
