@@ -3,7 +3,7 @@
 //! a BTREE index keeps the first bytes of each key and reads the rest from the row ([`Keys`]).
 
 use crate::error::{Error, Result};
-use crate::key::{bytes_eq, Image, KeyDef};
+use crate::key::{bytes_eq, Image, KeyDef, Row};
 use crate::rows::records::Pos;
 use crate::rows::store::RowStore;
 use std::cell::RefCell;
@@ -101,18 +101,18 @@ pub fn release_scratch() {
 impl RowKeys<'_> {
     /// Runs `f` on the image of row `pos`'s key.
     fn with_image<T>(&self, pos: Pos, f: impl FnOnce(&[u8]) -> T) -> Result<T> {
-        self.with_record(pos, |record, own| {
-            self.def.image_of_record_into(record, own)?;
+        self.with_record(pos, |row, own| {
+            self.def.image_of_row_into(row, own)?;
             Ok(f(&own.bytes))
         })
     }
 
     /// Runs `f` on row `pos` as a record (unpacked into this thread's scratch when rows are
-    /// packed) and the scratch image.
+    /// packed, with its packed form) and the scratch image.
     fn with_record<T>(
         &self,
         pos: Pos,
-        f: impl FnOnce(&[u8], &mut Image) -> Result<T>,
+        f: impl FnOnce(Row<'_>, &mut Image) -> Result<T>,
     ) -> Result<T> {
         SCRATCH.with(|s| match s.try_borrow_mut() {
             Ok(mut s) => self.record_with(pos, f, &mut s),
@@ -124,7 +124,7 @@ impl RowKeys<'_> {
     fn record_with<T>(
         &self,
         pos: Pos,
-        f: impl FnOnce(&[u8], &mut Image) -> Result<T>,
+        f: impl FnOnce(Row<'_>, &mut Image) -> Result<T>,
         s: &mut Scratch,
     ) -> Result<T> {
         let Scratch {
@@ -132,14 +132,21 @@ impl RowKeys<'_> {
             blobs,
             image: own,
         } = s;
-        let record = if self.store.is_packed() {
+        let row = if self.store.is_packed() {
             crate::alloc::resize_default(rec, self.rec_len)?;
             self.store.read_into(pos, rec, blobs)?;
-            &rec[..]
+            match self.def.has_blobs() {
+                // A BLOB's bytes are read where they are stored.
+                true => {
+                    let stored = self.store.stored(pos).ok_or(Error::RecordDeleted)?;
+                    Row::packed(&rec[..], self.store.format(), stored)
+                }
+                false => Row::plain(&rec[..]),
+            }
         } else {
-            self.store.stored(pos).ok_or(Error::RecordDeleted)?
+            Row::plain(self.store.stored(pos).ok_or(Error::RecordDeleted)?)
         };
-        let r = f(record, own);
+        let r = f(row, own);
         // A BLOB's room is not kept past the compare.
         crate::alloc::trim(blobs, self.rec_len);
         r
@@ -161,11 +168,11 @@ impl Keys for RowKeys<'_> {
             return self.with_image(pos, |own| bytes_eq(own, image));
         }
         // A packed row is unpacked once, for both compares.
-        self.with_record(pos, |record, own| {
-            if self.holds_probe(record) {
+        self.with_record(pos, |row, own| {
+            if self.holds_probe(row.rec) {
                 return Ok(true);
             }
-            self.def.image_of_record_into(record, own)?;
+            self.def.image_of_row_into(row, own)?;
             Ok(bytes_eq(&own.bytes, image))
         })
     }

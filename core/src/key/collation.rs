@@ -81,14 +81,41 @@ pub mod testing {
     #[derive(Debug)]
     pub struct Simple {
         binary: bool,
+        /// Trailing spaces do not count (PAD SPACE).
+        pad: bool,
+        /// Weighs on one level (gives unpadded weights).
+        one_level: bool,
     }
 
     /// `binary`.
     #[allow(non_upper_case_globals)]
-    pub const Binary: Simple = Simple { binary: true };
+    pub const Binary: Simple = Simple {
+        binary: true,
+        pad: false,
+        one_level: true,
+    };
     /// ASCII case-insensitive, PAD SPACE.
     #[allow(non_upper_case_globals)]
-    pub const AsciiCi: Simple = Simple { binary: false };
+    pub const AsciiCi: Simple = Simple {
+        binary: false,
+        pad: true,
+        one_level: true,
+    };
+    /// ASCII case-insensitive, NO PAD: trailing spaces count.
+    #[allow(non_upper_case_globals)]
+    pub const AsciiCiNoPad: Simple = Simple {
+        binary: false,
+        pad: false,
+        one_level: true,
+    };
+    /// As [`AsciiCi`], but as a collation that weighs on more than one level would answer: no
+    /// unpadded weights.
+    #[allow(non_upper_case_globals)]
+    pub const TwoLevels: Simple = Simple {
+        binary: false,
+        pad: true,
+        one_level: false,
+    };
 
     /// ASCII letters without case, as a weight table.
     static UPPER: [u8; 256] = {
@@ -131,10 +158,13 @@ pub mod testing {
             }
         }
         fn byte_weights(&self) -> Option<&'static [u8; 256]> {
-            (!self.binary).then_some(&UPPER)
+            (!self.binary && self.pad && self.one_level).then_some(&UPPER)
+        }
+        fn pads_with_space(&self) -> bool {
+            self.pad
         }
         fn weights_unpadded(&self, s: &[u8], chars: usize, out: &mut [u8]) -> Option<usize> {
-            if self.binary {
+            if self.binary || !self.one_level {
                 return None;
             }
             let n = s.len().min(chars).min(out.len());
@@ -144,7 +174,7 @@ pub mod testing {
             Some(n)
         }
         fn hash(&self, s: &[u8], nr1: &mut u64, nr2: &mut u64) {
-            let end = if self.binary {
+            let end = if !self.pad {
                 s.len()
             } else {
                 s.iter().rposition(|&b| b != b' ').map_or(0, |i| i + 1)

@@ -19,6 +19,7 @@ mod segment;
 
 use crate::error::{Error, Result};
 use crate::key::collation::{hash_byte, CollationRef};
+use crate::rows::format::RowFormat;
 use std::ops::Range;
 
 /// How a segment's value is stored and compared (HEAP's `ha_base_keytype`, reduced).
@@ -37,6 +38,15 @@ pub enum SegKind {
     Binary,
     /// BIT(n): the bits that do not fill a byte live among the NULL bits of the record.
     Bit(OddBits),
+    /// BLOB/TEXT (and JSON, GEOMETRY): a length of `len_bytes` (1 to 4) and a pointer in the
+    /// record. A key reads the value from the packed row ([`Row`]), whole, and compares it as
+    /// Aria's unique constraints do: by its collation (trailing spaces ignored under PAD
+    /// SPACE), or byte for byte with `binary`. HASH keys only; its image is never cut to the
+    /// segment's length (the value has none).
+    Blob {
+        collation: CollationRef,
+        len_bytes: usize,
+    },
     /// A number, compared by value.
     Number(Number),
 }
@@ -124,6 +134,8 @@ pub struct KeyDef {
     /// For a HASH key, per segment: how its image is short (see [`KeySeg::encode_short`]);
     /// empty when no segment's is.
     short: Vec<Option<Short>>,
+    /// A segment is a BLOB ([`has_blobs`](Self::has_blobs)).
+    blobs: bool,
 }
 
 /// A string segment's short HASH image (see [`KeySeg::encode_short`]).
@@ -280,7 +292,38 @@ pub struct Image {
     pub has_null: bool,
 }
 
+/// A record, and the packed row it was read from or is stored as when its table packs BLOBs:
+/// where a key over a BLOB reads the BLOB's bytes (the record holds only their length and a
+/// pointer, which the key layer never follows).
+#[derive(Debug, Clone, Copy)]
+pub struct Row<'a> {
+    pub rec: &'a [u8],
+    pub packed: Option<(&'a RowFormat, &'a [u8])>,
+}
+
+impl<'a> Row<'a> {
+    /// A record alone: enough for every key without a BLOB segment.
+    pub fn plain(rec: &'a [u8]) -> Row<'a> {
+        Row { rec, packed: None }
+    }
+
+    /// A record and its packed form under `format`.
+    pub fn packed(rec: &'a [u8], format: &'a RowFormat, packed: &'a [u8]) -> Row<'a> {
+        Row {
+            rec,
+            packed: Some((format, packed)),
+        }
+    }
+}
+
 impl KeyDef {
+    /// Whether a segment is a BLOB: the key's images are then made from a [`Row`] with its
+    /// packed form.
+    #[inline]
+    pub fn has_blobs(&self) -> bool {
+        self.blobs
+    }
+
     /// Whether a HASH read that finds a row makes its key HEAP's last key (`lastkey`, what
     /// HEAP's NEXT and PREV on a HASH key search again from once they are off a row): every
     /// key but a unique one without a nullable part (`heap_rkey`).
@@ -326,7 +369,21 @@ impl KeyDef {
             unpadded_last: false,
             last_map: None,
             short: Vec::new(),
+            blobs: false,
         };
+        for s in &k.segs {
+            if let SegKind::Blob { collation: c, .. } = &s.kind {
+                k.blobs = true;
+                if algorithm != Algorithm::Hash {
+                    return Err(Error::internal("a BLOB key part in a BTREE key"));
+                }
+                if !c.is_binary() && c.weights_unpadded(b"", 0, &mut []).is_none() {
+                    return Err(Error::internal(
+                        "a BLOB key part in a collation that weighs on more than one level",
+                    ));
+                }
+            }
+        }
         if algorithm == Algorithm::Hash && k.segs.iter().any(|s| s.short_form().is_some()) {
             k.short.try_reserve_exact(k.segs.len())?;
             for s in &k.segs {
@@ -393,8 +450,15 @@ impl KeyDef {
         }
     }
 
-    /// The image of the key in `rec`, into `img` (its buffer is reused).
+    /// The image of the key in `rec`, into `img` (its buffer is reused). A key with a BLOB
+    /// segment needs the packed row as well ([`image_of_row_into`](Self::image_of_row_into)).
     pub fn image_of_record_into(&self, rec: &[u8], img: &mut Image) -> Result<()> {
+        self.image_of_row_into(Row::plain(rec), img)
+    }
+
+    /// The image of the key in `row`, into `img` (its buffer is reused).
+    pub fn image_of_row_into(&self, row: Row<'_>, img: &mut Image) -> Result<()> {
+        let rec = row.rec;
         img.bytes.clear();
         img.bytes.try_reserve(self.max_image)?;
         img.has_null = false;
@@ -410,9 +474,11 @@ impl KeyDef {
         }
         let mut cut = true;
         for (i, s) in self.segs.iter().enumerate() {
-            let v = s.value_from_record(rec)?;
+            let v = s.value_from_row(row)?;
             img.has_null |= matches!(v, Value::Null);
-            if let Some(Some(short)) = self.short.get(i) {
+            if matches!(s.kind, SegKind::Blob { .. }) {
+                s.encode_blob(v, i + 1 < self.segs.len(), &mut img.bytes)?;
+            } else if let Some(Some(short)) = self.short.get(i) {
                 s.encode_short(short, v, i + 1 < self.segs.len(), &mut img.bytes);
             } else if self.unpadded_last && i + 1 == self.segs.len() {
                 cut = self.encode_last(s, v, &mut img.bytes);
@@ -632,5 +698,7 @@ pub fn hp_blength(records: u64) -> u64 {
     (records + 1).next_power_of_two()
 }
 
+#[cfg(test)]
+mod blob_tests;
 #[cfg(test)]
 pub mod tests;

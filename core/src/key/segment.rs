@@ -67,6 +67,8 @@ impl KeySeg {
             }
         }
         let len = match &self.kind {
+            // The record holds a pointer: equal bytes there say nothing of the values.
+            SegKind::Blob { .. } => return Ok(false),
             SegKind::VarText { len_bytes, .. } => {
                 // The length prefix is compared with the bytes: a different length differs.
                 len_bytes + var_len(slice(a, self.start, *len_bytes)?)
@@ -101,6 +103,8 @@ impl KeySeg {
         let whole = key;
         let key = key.get(at..)?;
         let same = match &self.kind {
+            // Not in the key format the server gives (it never looks up such a key).
+            SegKind::Blob { .. } => return None,
             SegKind::VarText { len_bytes, .. } => {
                 let len = var_len(rec.get(self.start..self.start + len_bytes)?);
                 let data = self.start + len_bytes;
@@ -130,6 +134,10 @@ impl KeySeg {
             SegKind::VarText { len_bytes, .. } => {
                 (self.start..self.start + len_bytes + self.length, None)
             }
+            SegKind::Blob { len_bytes, .. } => (
+                self.start..self.start + len_bytes + std::mem::size_of::<usize>(),
+                None,
+            ),
             SegKind::Bit(OddBits { pos, start, len }) if *len > 0 => (
                 self.start..self.start + self.length - 1,
                 Some(*pos..pos + 1 + usize::from(start + len > 8)),
@@ -140,6 +148,12 @@ impl KeySeg {
     }
 
     pub(super) fn value_from_record<'a>(&self, rec: &'a [u8]) -> Result<Value<'a>> {
+        self.value_from_row(Row::plain(rec))
+    }
+
+    /// The value in `row`: a BLOB's bytes from its packed form.
+    pub(super) fn value_from_row<'a>(&self, row: Row<'a>) -> Result<Value<'a>> {
+        let rec = row.rec;
         if let Some((pos, bit)) = self.null {
             if slice(rec, pos, 1)?[0] & bit != 0 {
                 return Ok(Value::Null);
@@ -156,6 +170,12 @@ impl KeySeg {
                 let len = var_len(slice(rec, self.start, *len_bytes)?);
                 let data = slice(rec, self.start + len_bytes, len)?;
                 Value::Bytes(self.limit_chars(collation, data))
+            }
+            SegKind::Blob { .. } => {
+                let (format, packed) = row.packed.ok_or_else(|| {
+                    Error::internal("a key over a BLOB is read from the packed row")
+                })?;
+                Value::Bytes(format.blob_value(packed, self.start)?)
             }
             SegKind::Bit(OddBits { pos, start, len }) if *len > 0 => {
                 slice(rec, *pos, 1 + usize::from(start + len > 8))?;
@@ -178,6 +198,9 @@ impl KeySeg {
             }
         }
         let v = match &self.kind {
+            SegKind::Blob { .. } => {
+                return Err(Error::internal("a key over a BLOB has no key format"));
+            }
             SegKind::Text(c) => Value::Bytes(self.limit_chars(c, slice(key, at, self.length)?)),
             SegKind::VarText { collation, .. } => {
                 let pre = slice(key, at, 2)?;
@@ -197,6 +220,7 @@ impl KeySeg {
     pub(super) fn key_width(&self) -> usize {
         match self.kind {
             SegKind::VarText { .. } => 2 + self.length,
+            SegKind::Blob { .. } => 0,
             _ => self.length,
         }
     }
@@ -217,6 +241,8 @@ impl KeySeg {
             SegKind::Number(Number::Int { bytes, .. }) => *bytes,
             SegKind::Number(Number::Float) | SegKind::Number(Number::Double) => 8,
             SegKind::Binary | SegKind::Bit(_) => self.length,
+            // As long as the value's weights ([`encode_blob`](Self::encode_blob)).
+            SegKind::Blob { .. } => 0,
         }
     }
 
@@ -274,16 +300,21 @@ impl KeySeg {
                     .map_or(0, |i| i + 1),
                 None => b.len(),
             };
-            out.extend(b[..end].iter().map(|&x| map[usize::from(x)]));
             if more {
                 out.extend_from_slice(&(end as u32).to_le_bytes());
             }
+            out.extend(b[..end].iter().map(|&x| map[usize::from(x)]));
             return;
         }
         let b = match short.space {
             Some(_) => &b[..c.trim_spaces(b).min(b.len())],
             None => b,
         };
+        // The length goes first (filled in below), so that images split one way only.
+        let len_at = out.len();
+        if more {
+            out.extend_from_slice(&[0; 4]);
+        }
         let at = out.len();
         let width = c.weights_len(self.length);
         out.resize(at + width, 0);
@@ -303,8 +334,72 @@ impl KeySeg {
                 .map_or(n, |space| space.cut(&out[at..at + n]));
         out.truncate(end);
         if more {
-            out.extend_from_slice(&((end - at) as u32).to_le_bytes());
+            out[len_at..at].copy_from_slice(&((end - at) as u32).to_le_bytes());
         }
+    }
+
+    /// Appends the image of a BLOB segment's value `v` ([`SegKind::Blob`]): a NULL is its flag
+    /// (0) alone; a value is its flag (1, when the column is nullable), then, when `more`
+    /// segments follow, the length of what comes next in 4 bytes, then the weights of the
+    /// whole value without padding (its bytes under `binary`), under PAD SPACE without the
+    /// spaces it ends in and the weights of spaces they end in. The length comes first, so an
+    /// image splits into its segments one way only, and two values are equal under the
+    /// collation exactly when their images are (the compare of Aria's unique constraints,
+    /// which hash and compare whole values).
+    ///
+    /// Fails when memory for the image cannot be had (a value may be megabytes), and for a
+    /// collation that weighs on more than one level ([`Collation::weights_unpadded`] says
+    /// None): a key over a BLOB in such a collation cannot be made ([`KeyDef::try_new`]).
+    pub(super) fn encode_blob(&self, v: Value<'_>, more: bool, out: &mut Vec<u8>) -> Result<()> {
+        let SegKind::Blob { collation: c, .. } = &self.kind else {
+            return Err(Error::internal("not a BLOB segment"));
+        };
+        let b = match v {
+            Value::Null => {
+                out.try_reserve(1)?;
+                out.push(0);
+                return Ok(());
+            }
+            Value::Bytes(b) => b,
+            Value::Bits(..) => return Err(Error::internal("a BLOB holds no bits")),
+        };
+        let b = if c.pads_with_space() && !c.is_binary() {
+            &b[..c.trim_spaces(b).min(b.len())]
+        } else {
+            b
+        };
+        let width = if c.is_binary() {
+            b.len()
+        } else {
+            c.weights_len(b.len())
+        };
+        out.try_reserve(1 + 4 + width)?;
+        if self.nullable() {
+            out.push(1);
+        }
+        let len_at = out.len();
+        if more {
+            out.extend_from_slice(&[0; 4]);
+        }
+        let at = out.len();
+        if c.is_binary() {
+            out.extend_from_slice(b);
+        } else {
+            out.resize(at + width, 0);
+            let n = c
+                .weights_unpadded(b, b.len(), &mut out[at..])
+                .ok_or_else(|| Error::internal("a BLOB key in a multi-level collation"))?;
+            let mut end = at + n.min(width);
+            if c.pads_with_space() {
+                end = at + blob_space(c.as_ref()).map_or(end - at, |sp| sp.cut(&out[at..end]));
+            }
+            out.truncate(end);
+        }
+        if more {
+            let n = (out.len() - at) as u32;
+            out[len_at..at].copy_from_slice(&n.to_le_bytes());
+        }
+        Ok(())
     }
 
     /// Appends the image of `v` without the padding at its end, for the last segment of a HASH
@@ -432,7 +527,8 @@ impl KeySeg {
                 };
                 dst.copy_from_slice(&ordered.to_be_bytes());
             }
-            SegKind::Binary | SegKind::Bit(_) => {
+            // A BLOB's image is made by `encode_blob`, never here (its width is 0).
+            SegKind::Binary | SegKind::Bit(_) | SegKind::Blob { .. } => {
                 let n = bytes.len().min(width);
                 dst[..n].copy_from_slice(&bytes[..n]);
             }
@@ -448,9 +544,20 @@ impl KeySeg {
                 rest.iter().for_each(|&b| hash_byte(nr, nr2, b));
             }
             Value::Bytes(b) => match &self.kind {
-                SegKind::Text(c) | SegKind::VarText { collation: c, .. } => c.hash(b, nr, nr2),
+                SegKind::Text(c)
+                | SegKind::VarText { collation: c, .. }
+                | SegKind::Blob { collation: c, .. } => c.hash(b, nr, nr2),
                 _ => b.iter().for_each(|&x| hash_byte(nr, nr2, x)),
             },
         }
     }
+}
+
+/// The weight of a space under `c` without padding, as the unit a BLOB's weights are cut of
+/// at their end (characters that weigh as a space count as spaces under PAD SPACE); None when
+/// the collation cannot say or the weight is longer than a unit holds.
+pub(super) fn blob_space(c: &dyn crate::key::collation::Collation) -> Option<Pad> {
+    let mut w = [0u8; 16];
+    let n = c.weights_unpadded(c.space(), 1, &mut w)?;
+    (1..=8).contains(&n).then(|| Pad::new(&w[..n]))
 }

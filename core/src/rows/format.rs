@@ -330,6 +330,30 @@ impl RowFormat {
         Ok(n)
     }
 
+    /// The bytes of the BLOB whose field is at `offset` in the record, read from packed row
+    /// `packed` (where they are inline): what a key over a BLOB compares, with no pointer
+    /// read.
+    pub fn blob_value<'a>(&self, packed: &'a [u8], offset: usize) -> Result<&'a [u8]> {
+        let mut at_rec = 0;
+        let mut at = 0;
+        for v in &self.vars {
+            at += v.offset - at_rec;
+            let (len, taken) = self.field_len(v, packed.get(at..).ok_or_else(corrupt)?)?;
+            at += taken;
+            if v.offset == offset {
+                return match v.kind {
+                    VarKind::Blob { .. } => packed.get(at..at + len).ok_or_else(corrupt),
+                    VarKind::Varchar { .. } => Err(Error::internal(format!(
+                        "the field at {offset} is a VARCHAR, not a BLOB"
+                    ))),
+                };
+            }
+            at += len;
+            at_rec = v.offset + v.kind.width();
+        }
+        Err(Error::internal(format!("no BLOB field at offset {offset}")))
+    }
+
     /// Rebuilds the record of `packed` into `out`; BLOB pointers point into `blobs`, which is
     /// replaced (so the record is valid as long as `blobs` is neither changed nor dropped).
     pub fn unpack(&self, packed: &[u8], out: &mut [u8], blobs: &mut Vec<u8>) -> Result<()> {

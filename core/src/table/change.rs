@@ -99,8 +99,10 @@ impl Table {
                 if self.def.keys[k].same_bytes(old, new)? {
                     continue;
                 }
-                self.def.keys[k].image_of_record_into(old, &mut old_images[k])?;
-                self.def.keys[k].image_of_record_into(new, &mut new_images[k])?;
+                let old_row = self.stored_row(old, pos)?;
+                self.def.keys[k].image_of_row_into(old_row, &mut old_images[k])?;
+                let new_row = self.row_of(new, packed);
+                self.def.keys[k].image_of_row_into(new_row, &mut new_images[k])?;
                 if old_images[k] == new_images[k] {
                     continue;
                 }
@@ -159,7 +161,7 @@ impl Table {
 
     pub(super) fn delete_with(&mut self, pos: Pos, s: &mut Scratch) -> Result<()> {
         self.old_row(pos, s)?;
-        self.fill_images(&s.row, &mut s.old)?;
+        self.fill_images(self.stored_row(&s.row, pos)?, &mut s.old)?;
         for (k, img) in s.old.iter().enumerate() {
             self.remove_key(k, img, &s.row, pos)?;
         }

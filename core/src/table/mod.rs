@@ -12,7 +12,7 @@ use crate::alloc::{refusal, Arena, Meter};
 use crate::catalog::live::{self, Live};
 use crate::error::{Error, Result};
 use crate::index::{Index, Probe, RowKeys};
-use crate::key::{bytes_eq, Algorithm, Image, KeyDef, KeySeg};
+use crate::key::{bytes_eq, Algorithm, Image, KeyDef, KeySeg, Row};
 use crate::limits::{
     heap_row_size, index_bytes_per_row, rows_in_memory, BlockGeometry, HeapLedger, IndexLedger,
     LimitBy,
@@ -331,6 +331,19 @@ impl Table {
             && self.indexes[k].contains(&img.bytes, &self.row_keys(k))?)
     }
 
+    /// The newest row whose key `k` equals `row`'s (a HASH key): where a duplicate that a
+    /// write or update was refused for is (Aria's `dup_ref`, which the server reads a unique
+    /// constraint's row back by). None when no row has that key.
+    pub fn row_with_key(&self, k: usize, row: Row<'_>) -> Result<Option<Pos>> {
+        let (def, index) = self.index(k)?;
+        let Index::Hash(hash) = index else {
+            return Err(Error::WrongCommand);
+        };
+        let mut img = Image::default();
+        def.image_of_row_into(row, &mut img)?;
+        hash.newest(&img.bytes, &self.row_keys(k).for_record(row.rec))
+    }
+
     /// The stored rows' keys under key `k`, which its index compares keys with.
     #[inline]
     pub fn row_keys(&self, k: usize) -> RowKeys<'_> {
@@ -375,21 +388,36 @@ impl Table {
         }
     }
 
-    fn images(&self, row: &[u8]) -> Result<Vec<Image>> {
+    fn images(&self, row: Row<'_>) -> Result<Vec<Image>> {
         let mut out = Vec::new();
         self.fill_images(row, &mut out)?;
         Ok(out)
     }
 
     /// The images of `row` under every maintained key, into `out` (its buffers are reused).
-    fn fill_images(&self, row: &[u8], out: &mut Vec<Image>) -> Result<()> {
+    fn fill_images(&self, row: Row<'_>, out: &mut Vec<Image>) -> Result<()> {
         let keys = &self.def.keys[..self.active_keys()];
         out.truncate(keys.len());
         crate::alloc::resize_default(out, keys.len())?;
         for (k, img) in keys.iter().zip(out.iter_mut()) {
-            k.image_of_record_into(row, img)?;
+            k.image_of_row_into(row, img)?;
         }
         Ok(())
+    }
+
+    /// Record `rec` with `packed`, its packed form (when rows are packed): what a key over a
+    /// BLOB reads it from.
+    #[inline]
+    pub(super) fn row_of<'a>(&'a self, rec: &'a [u8], packed: &'a [u8]) -> Row<'a> {
+        match self.store.is_packed() {
+            true => Row::packed(rec, self.store.format(), packed),
+            false => Row::plain(rec),
+        }
+    }
+
+    /// Record `rec`, read from row `pos`, with the row's stored form.
+    pub(super) fn stored_row<'a>(&'a self, rec: &'a [u8], pos: Pos) -> Result<Row<'a>> {
+        Ok(self.row_of(rec, self.read(pos)?))
     }
 
     /// Runs `f` with the scratch buffers taken out of the table, and puts them back.
@@ -678,7 +706,11 @@ impl Table {
                 self.store
                     .read_into(p, &mut row, &mut blobs)
                     .expect("a live row");
-                for (k, img) in self.images(&row).expect("images").iter().enumerate() {
+                let images = self
+                    .stored_row(&row, p)
+                    .and_then(|r| self.images(r))
+                    .expect("images");
+                for (k, img) in images.iter().enumerate() {
                     let found = match &self.indexes[k] {
                         Index::Hash(h) => h
                             .lookup(&img.bytes, &self.row_keys(k))
@@ -715,5 +747,7 @@ fn stride(back_to_back: bool) -> u32 {
     }
 }
 
+#[cfg(test)]
+mod blob_key_tests;
 #[cfg(test)]
 mod tests;

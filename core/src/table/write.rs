@@ -87,7 +87,7 @@ impl Table {
         images: &mut Vec<Image>,
     ) -> Result<Pos> {
         let (count, new_block) = self.room_for(packed)?;
-        self.fill_images(row, images)?;
+        self.fill_images(self.row_of(row, packed), images)?;
         if let Some(r) = self.write_one_unique_hash(row, packed, &images[..], count, new_block) {
             return r;
         }
