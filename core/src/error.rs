@@ -27,6 +27,9 @@ pub enum Error {
     WrongCommand,
     /// A unique key already has the row's value; the key's number (`HA_ERR_FOUND_DUPP_KEY`).
     DuplicateKey(usize),
+    /// A unique constraint already has the row's value; the key's number
+    /// (`HA_ERR_FOUND_DUPP_UNIQUE`, as Aria reports a `MARIA_UNIQUEDEF`'s duplicate).
+    DuplicateUnique(usize),
     /// An index read found no row with the key (`HA_ERR_KEY_NOT_FOUND`).
     KeyNotFound,
     /// The index does not exist or is disabled (`HA_ERR_WRONG_INDEX`).
@@ -58,6 +61,7 @@ impl fmt::Display for Error {
             Error::RecordDeleted => f.write_str("record was deleted"),
             Error::WrongCommand => f.write_str("operation not valid here"),
             Error::DuplicateKey(k) => write!(f, "duplicate value in key {k}"),
+            Error::DuplicateUnique(k) => write!(f, "duplicate value in unique constraint {k}"),
             Error::KeyNotFound => f.write_str("key not found"),
             Error::WrongIndex => f.write_str("no such index"),
             Error::RecordChanged => f.write_str("the table changed since the scan was positioned"),

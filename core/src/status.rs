@@ -50,6 +50,13 @@ pub enum Counter {
     /// scratch, definitions; [`crate::alloc::heap`]). Its slot is unused: the heap keeps its
     /// own count, which [`crate::recycle::counter`] reads.
     HeapUsed = 13,
+    /// `Rheap_aria_tables`: internal tables with BLOB/TEXT columns of a statement's own that
+    /// rheap served in place of Aria ([`crate::takeover::serves_aria_table`]); also counted in
+    /// `Rheap_internal_tables_created`.
+    AriaTablesServed = 14,
+    /// `Rheap_aria_tables_moved`: of those, the tables that passed their limit and moved to
+    /// Aria with their rows (each also counted by the server's `Created_tmp_disk_tables`).
+    AriaTablesMoved = 15,
 }
 
 /// How many counters there are.
@@ -75,6 +82,8 @@ impl Counter {
             SchemaTablesServed,
             BudgetRefusals,
             HeapUsed,
+            AriaTablesServed,
+            AriaTablesMoved,
         ]
     };
 
@@ -96,6 +105,8 @@ impl Counter {
             SchemaTablesServed => c"Rheap_information_schema_tables",
             BudgetRefusals => c"Rheap_memory_budget_refusals",
             HeapUsed => c"Rheap_heap_used",
+            AriaTablesServed => c"Rheap_aria_tables",
+            AriaTablesMoved => c"Rheap_aria_tables_moved",
         }
     }
 

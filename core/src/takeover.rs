@@ -34,6 +34,9 @@ pub struct ShareFacts<'a> {
     pub blob_fields: u32,
     /// Its MAX_ROWS (the server sets it on an internal table's share when it finalizes it).
     pub max_rows: u64,
+    /// Its table name is the one `Create_tmp_table` gives every table it makes
+    /// (`"(temporary)"`); CREATE TABLE's and the semi-join weedout's shares have others.
+    pub made_by_create_tmp_table: bool,
 }
 
 /// What a share is, for serving it.
@@ -74,6 +77,46 @@ impl ShareFacts<'_> {
             && self.max_rows == 0
             && self.db == INFORMATION_SCHEMA
     }
+}
+
+impl ShareFacts<'_> {
+    /// Whether the share is an internal table of a statement's own (GROUP BY, DISTINCT, UNION,
+    /// derived tables, COUNT(DISTINCT), GROUP_CONCAT, window functions) that the server's
+    /// `choose_engine` sends to Aria: for BLOB/TEXT columns, or for a unique constraint (a
+    /// GROUP BY key too long for a key), when the session did not ask for disk tables
+    /// ([`AriaTableRequest`]). Asked before `finalize` gives it MAX_ROWS; the conversion of a
+    /// full in-memory table asks after, and must reach Aria.
+    pub fn is_internal_table_for_aria(&self) -> bool {
+        self.internal_tmp
+            && self.db.is_empty()
+            && self.made_by_create_tmp_table
+            && self.max_rows == 0
+    }
+}
+
+/// What the statement and session that build an internal table in Aria ask.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AriaTableRequest {
+    /// `rheap_takeover_blob_tables`.
+    pub enabled: bool,
+    /// The session asks for on-disk temporary tables (`big_tables`, `tmp_memory_table_size`
+    /// = 0).
+    pub disk_asked: bool,
+    /// The statement uses full-text functions (MATCH ... AGAINST): a UNION's table is then
+    /// made in Aria on purpose (`TMP_TABLE_FORCE_MYISAM`), for its full-text search.
+    pub fulltext: bool,
+}
+
+/// Whether rheap serves, in memory and under its own name, an internal table with BLOB/TEXT
+/// columns that the server would build in Aria: the table then behaves as Aria's (a unique
+/// constraint where Aria would have one) until it passes its limit, when it moves to Aria
+/// with every row.
+pub fn serves_aria_table(mode: Mode, facts: &ShareFacts<'_>, req: AriaTableRequest) -> bool {
+    mode != Mode::Off
+        && facts.is_internal_table_for_aria()
+        && req.enabled
+        && !req.disk_asked
+        && !req.fulltext
 }
 
 /// The named MEMORY tables handed to HEAP while rheap is loaded (opened, or created in a mode
@@ -196,7 +239,71 @@ mod tests {
             db,
             blob_fields: 0,
             max_rows: 0,
+            made_by_create_tmp_table: db.is_empty(),
         }
+    }
+
+    #[test]
+    fn statement_tables_with_blobs_served_only_when_everything_allows() {
+        let f = ShareFacts {
+            blob_fields: 2,
+            ..facts(true, "")
+        };
+        let on = AriaTableRequest {
+            enabled: true,
+            ..Default::default()
+        };
+        assert!(serves_aria_table(Mode::Internal, &f, on));
+        assert!(serves_aria_table(Mode::All, &f, on));
+        assert!(!serves_aria_table(Mode::Off, &f, on));
+        let off = AriaTableRequest::default();
+        assert!(!serves_aria_table(Mode::Internal, &f, off), "the switch");
+        for req in [
+            AriaTableRequest {
+                disk_asked: true,
+                ..on
+            },
+            AriaTableRequest {
+                fulltext: true,
+                ..on
+            },
+        ] {
+            assert!(!serves_aria_table(Mode::Internal, &f, req), "{req:?}");
+        }
+        // A unique constraint without BLOBs (a GROUP BY key too long) goes to Aria as well.
+        assert!(serves_aria_table(
+            Mode::Internal,
+            &ShareFacts {
+                blob_fields: 0,
+                ..f
+            },
+            on
+        ));
+        // Not a statement's table, or already finalized (a conversion's share).
+        for other in [
+            ShareFacts { max_rows: 10, ..f },
+            ShareFacts {
+                made_by_create_tmp_table: false,
+                ..f
+            },
+            ShareFacts {
+                db: INFORMATION_SCHEMA,
+                ..f
+            },
+            ShareFacts { db: "test", ..f },
+            ShareFacts {
+                internal_tmp: false,
+                ..f
+            },
+        ] {
+            assert!(!serves_aria_table(Mode::Internal, &other, on), "{other:?}");
+        }
+        // information_schema's tables have their own route.
+        assert!(!ShareFacts {
+            db: INFORMATION_SCHEMA,
+            ..f
+        }
+        .is_internal_table_for_aria());
     }
 
     #[test]

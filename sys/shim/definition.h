@@ -28,9 +28,11 @@ public:
 
   ~rheap_def_builder() { delete[] more_segs; delete[] more_vars; }
 
-  /** Fills `def` from `table` as HEAP reads a definition (heap_prepare_hp_create_info).
-      Returns 0 or HA_ERR_OUT_OF_MEM. */
-  int fill(const TABLE *table, bool internal, ulonglong auto_increment, bool for_memory)
+  /** Fills `def` from `table` as HEAP reads a definition (heap_prepare_hp_create_info);
+      `aria`: a table in Aria's place, whose keys are as Aria would make them. Returns 0 or
+      HA_ERR_OUT_OF_MEM. */
+  int fill(const TABLE *table, bool internal, ulonglong auto_increment, bool for_memory,
+           bool aria= false)
   {
     const TABLE_SHARE *s= table->s;
     uint parts= 0;
@@ -43,9 +45,15 @@ public:
     for (uint k= 0; k < s->keys; k++)
     {
       const KEY *key= table->key_info + k;
+      /* A unique constraint (the share's only key) compares NULLs as equal, as Aria's
+         MARIA_UNIQUEDEF does (null_are_equal). Aria also makes one of a key longer than its
+         limits (create_internal_tmp_table). */
+      bool constraint= k == 0 &&
+        (s->uniques || (aria && (key->key_length > rheap_aria_key_length ||
+                                 key->user_defined_key_parts > rheap_aria_key_parts)));
       keys[k]= { seg, key->user_defined_key_parts, key->key_length,
-                 key->algorithm == HA_KEY_ALG_BTREE, (key->flags & HA_NOSAME) != 0,
-                 (key->flags & HA_NULL_ARE_EQUAL) != 0 };
+                 key->algorithm == HA_KEY_ALG_BTREE, (key->flags & HA_NOSAME) != 0 || constraint,
+                 (key->flags & HA_NULL_ARE_EQUAL) != 0 || constraint, constraint };
       for (uint p= 0; p < key->user_defined_key_parts; p++, seg++)
         fill_seg(table, key->key_part + p, seg);
     }
@@ -116,6 +124,8 @@ private:
     seg->reverse= (part->key_part_flag & HA_REVERSE_SORT) != 0;
     seg->length_bytes= field->real_type() == MYSQL_TYPE_VARCHAR ?
       (uint8_t) static_cast<Field_varstring *>(field)->length_bytes : 0;
+    if (field->flags & BLOB_FLAG)
+      seg->blob_length_bytes= (uint8_t) static_cast<Field_blob *>(field)->pack_length_no_ptr();
     if (field->key_type() == HA_KEYTYPE_BIT)
     {
       const Field_bit *bit= static_cast<const Field_bit *>(field);

@@ -15,6 +15,17 @@
 #include "definition.h"
 #include <new>
 
+/* After an RHEAP_KIND_ARIA table moved to Aria (move_to_disk), Aria's handler of it serves
+   every call: the first line of each method the server calls on internal tables. */
+#define RHEAP_ON_DISK(call)                                                                    \
+  do {                                                                                       \
+    if (unlikely(disk != nullptr))                                                           \
+      return disk->call;                                                                     \
+  } while (0)
+
+/** Bytes of an Aria page at the default aria_block_size: what Aria's scan costs count. */
+static constexpr double ARIA_PAGE= 8192.0;
+
 class ha_rheap final : public handler
 {
   /** The Rust state, held in this object (rheap_handler_init). */
@@ -31,20 +42,25 @@ class ha_rheap final : public handler
   /** table_flags(), kept here: the server asks several times per statement, and the handler
       object is in cache when the engine's globals may not be. */
   const ulonglong capabilities;
+  /** RHEAP_KIND_*: whose tables this handler serves. */
+  const uint kind;
+  /** An RHEAP_KIND_ARIA table that passed its limit: Aria's handler of the table it moved to
+      (move_to_disk), which serves every call from then on; NULL before. */
+  handler *disk= nullptr;
 
   rheap_handler *rs() { return reinterpret_cast<rheap_handler *>(state); }
 
 public:
   /** A handler of `kind` (RHEAP_KIND_*: whose tables it serves) for `hton`. */
   ha_rheap(handlerton *hton, TABLE_SHARE *share, uint kind)
-    : handler(hton, share), capabilities(flags[kind])
+    : handler(hton, share), capabilities(flags[kind]), kind(kind)
   { rheap_handler_init(rs()); }
   ~ha_rheap() override { rheap_handler_drop(rs()); }
 
   /** Capabilities, as the server tests them with HA_* bits (handler.h). */
   ulonglong table_flags() const override { return capabilities; }
   /** table_flags() of each RHEAP_KIND_*, from the engine at plugin init. */
-  static ulonglong flags[3];
+  static ulonglong flags[4];
   /** What a key can do: HASH keys only find whole keys; BTREE keys also scan in order. */
   ulong index_flags(uint inx, uint, bool) const override
   { return (ulong) rheap_index_flags(is_btree(inx)); }
@@ -53,13 +69,36 @@ public:
   /** Keys the optimizer may use for an ordered index scan. */
   const key_map *keys_to_use_for_scanning() override { return &btree_keys; }
   uint max_supported_keys() const override { return MAX_KEY; }
-  uint max_supported_key_part_length() const override { return MAX_KEY_LENGTH; }
-  /** The optimizer's costs, as MEMORY states them: a row costs 1/20 of a disk read. */
-  double scan_time() override { return (double) (stats.records + stats.deleted) / 20.0 + 10; }
-  double read_time(uint, uint, ha_rows rows) override { return (double) (rows + 1) / 20.0; }
-  double keyread_time(uint, uint ranges, ha_rows rows) override
-  { return (double) (rows + ranges) / 20.0; }
-  double avg_io_cost() override { return 0.05; }
+  uint max_supported_key_part_length() const override
+  { return kind == RHEAP_KIND_ARIA ? rheap_aria_key_length : MAX_KEY_LENGTH; }
+  /** A table in Aria's place keeps Aria's key limits: they decide which GROUP BY and DISTINCT
+      keys the server makes unique constraints (choose_engine, create_internal_tmp_table). */
+  uint max_supported_key_length() const override
+  { return kind == RHEAP_KIND_ARIA ? rheap_aria_key_length : MAX_KEY_LENGTH; }
+  uint max_supported_key_parts() const override
+  { return kind == RHEAP_KIND_ARIA ? rheap_aria_key_parts : MAX_REF_PARTS; }
+  /** The optimizer's costs, as MEMORY states them: a row costs 1/20 of a disk read. A table
+      in Aria's place states Aria's (a block record table's pages; a read per row), so that the
+      server plans a statement over it as it plans one over Aria's. */
+  double scan_time() override
+  {
+    if (kind == RHEAP_KIND_ARIA)
+      return (double) stats.data_file_length / ARIA_PAGE + 2;
+    return (double) (stats.records + stats.deleted) / 20.0 + 10;
+  }
+  double read_time(uint index, uint ranges, ha_rows rows) override
+  {
+    if (kind == RHEAP_KIND_ARIA)
+      return handler::read_time(index, ranges, rows);
+    return (double) (rows + 1) / 20.0;
+  }
+  double keyread_time(uint index, uint ranges, ha_rows rows) override
+  {
+    if (kind == RHEAP_KIND_ARIA)
+      return handler::keyread_time(index, ranges, rows);
+    return (double) (rows + ranges) / 20.0;
+  }
+  double avg_io_cost() override { return kind == RHEAP_KIND_ARIA ? 1.0 : 0.05; }
   /** Rows are fixed-length, as in MEMORY (SHOW TABLE STATUS: Row_format Fixed). */
   enum row_type get_row_type() const override { return ROW_TYPE_FIXED; }
 
@@ -68,7 +107,8 @@ public:
   int open(const char *name, int, uint test_if_locked) override
   {
     rheap_def_builder b;
-    if (int err= b.fill(table, test_if_locked & HA_OPEN_INTERNAL_TABLE, 0, ht == heap_hton))
+    if (int err= b.fill(table, test_if_locked & HA_OPEN_INTERNAL_TABLE, 0, ht == heap_hton,
+                        kind == RHEAP_KIND_ARIA))
       return err;
     void *lock= nullptr;
     uint8_t emptied= 0;
@@ -93,17 +133,24 @@ public:
   int close() override
   {
     internal_open= false;
-    return rheap_close(rs());
+    if (disk)
+      drop_disk();
+    /* A table that moved to Aria was closed when it moved. */
+    return moved ? 0 : rheap_close(rs());
   }
   /** Closes and drops the open table. An internal temporary table goes with its only handler,
       as HEAP's does: no lookup by name (which would also ask HEAP). */
   void drop_table(const char *name) override
   {
-    if (internal_open)
+    if (internal_open || moved)
       ha_close();
     else
       handler::drop_table(name);
   }
+  /** A second handler on the open table (DS-MRR, index merge): none for a table in Aria's
+      place, which only this handler holds; the server then does without. */
+  handler *clone(const char *name, MEM_ROOT *mem_root) override
+  { return kind == RHEAP_KIND_ARIA ? nullptr : handler::clone(name, mem_root); }
   /** CREATE TABLE: makes the empty table `name` (a handler that is not open). */
   int create(const char *name, TABLE *form, HA_CREATE_INFO *info) override
   {
@@ -149,74 +196,193 @@ public:
       as every engine's write_row does. */
   int write_row(const uchar *buf) override
   {
+    RHEAP_ON_DISK(ha_write_tmp_row(const_cast<uchar *>(buf)));
     if (table->next_number_field && buf == table->record[0])
       if (int err= update_auto_increment())
         return err;
-    return rheap_write_row(rs(), buf);
+    int err= rheap_write_row(rs(), buf);
+    /* A table in Aria's place never reports that it is full (the server would fail the
+       statement: it moves only MEMORY's tables): it moves to Aria itself. */
+    if (unlikely(err == HA_ERR_RECORD_FILE_FULL) && kind == RHEAP_KIND_ARIA)
+      return move_to_disk(buf);
+    return err;
   }
   /** UPDATE of the row last read (by scan, rnd_pos or index) to `new_data`. */
   int update_row(const uchar *old_data, const uchar *new_data) override
-  { return rheap_update_row(rs(), old_data, new_data); }
+  {
+    RHEAP_ON_DISK(ha_update_tmp_row(old_data, const_cast<uchar *>(new_data)));
+    return rheap_update_row(rs(), old_data, new_data);
+  }
   /** DELETE of the row last read; allowed in the middle of a scan, which then goes on. */
-  int delete_row(const uchar *buf) override { return rheap_delete_row(rs(), buf); }
+  int delete_row(const uchar *buf) override
+  {
+    RHEAP_ON_DISK(ha_delete_row(buf));
+    return rheap_delete_row(rs(), buf);
+  }
   /** DELETE without WHERE. TRUNCATE (of temporary tables and partitions; other tables are
       recreated) is the server's handler::truncate(): this, then reset_auto_increment(0). */
-  int delete_all_rows() override { return rheap_delete_all_rows(rs()); }
+  int delete_all_rows() override
+  {
+    RHEAP_ON_DISK(ha_delete_all_rows());
+    return rheap_delete_all_rows(rs());
+  }
 
   /** Starts a full scan (scan=true) or a series of rnd_pos calls (scan=false). */
-  int rnd_init(bool scan) override { return rheap_rnd_init(rs(), scan); }
+  int rnd_init(bool scan) override
+  {
+    if (unlikely(disk != nullptr))
+    {
+      if (disk->inited != NONE)
+        disk->ha_index_or_rnd_end();
+      return disk->ha_rnd_init(scan);
+    }
+    scan_started= false;
+    return rheap_rnd_init(rs(), scan);
+  }
   /** Next row of the scan into `buf`, or HA_ERR_END_OF_FILE. */
-  int rnd_next(uchar *buf) override { return rheap_rnd_next(rs(), buf); }
-  /* rnd_end(): the server's default (nothing to end: rnd_init starts every scan afresh). */
+  int rnd_next(uchar *buf) override
+  {
+    RHEAP_ON_DISK(ha_rnd_next(buf));
+    scan_started= true;
+    return rheap_rnd_next(rs(), buf);
+  }
+  /** Ends a scan (nothing to end here: rnd_init starts every scan afresh). */
+  int rnd_end() override
+  {
+    if (unlikely(disk != nullptr) && disk->inited != NONE)
+      return disk->ha_index_or_rnd_end();
+    return 0;
+  }
+  /** Starts reads on key `idx` (nothing to start here: each read names its key). */
+  int index_init(uint idx, bool sorted) override
+  {
+    active_index= idx;
+    if (unlikely(disk != nullptr))
+    {
+      if (disk->inited != NONE)
+        disk->ha_index_or_rnd_end();
+      /* Aria keeps a unique constraint as no key (share->keys 0 after the move). */
+      return idx < table->s->keys ? disk->ha_index_init(idx, sorted) : 0;
+    }
+    return 0;
+  }
+  int index_end() override
+  {
+    active_index= MAX_KEY;
+    if (unlikely(disk != nullptr) && disk->inited != NONE)
+      return disk->ha_index_or_rnd_end();
+    return 0;
+  }
   /** Reads the row at a position that position() stored. */
-  int rnd_pos(uchar *buf, uchar *pos) override { return rheap_rnd_pos(rs(), buf, pos); }
+  int rnd_pos(uchar *buf, uchar *pos) override
+  {
+    RHEAP_ON_DISK(ha_rnd_pos(buf, pos));
+    return rheap_rnd_pos(rs(), buf, pos);
+  }
   /** Stores the position of the row last read into `ref`. */
-  void position(const uchar *) override { rheap_position(rs(), ref); }
+  void position(const uchar *record) override
+  {
+    if (unlikely(disk != nullptr))
+    {
+      disk->position(record);
+      memcpy(ref, disk->ref, disk->ref_length);
+      return;
+    }
+    rheap_position(rs(), ref);
+  }
 
   /** Reads a row by key into `buf`: the first (or last) row matching `find_flag` for the key
       prefix `keypart_map` of `key` (key format); HA_ERR_KEY_NOT_FOUND when none. */
   int index_read_map(uchar *buf, const uchar *key, key_part_map keypart_map,
                      enum ha_rkey_function find_flag) override
-  { return rheap_index_read_map(rs(), buf, active_index, key, keypart_map, find_flag); }
+  {
+    RHEAP_ON_DISK(ha_index_read_map(buf, key, keypart_map, find_flag));
+    return rheap_index_read_map(rs(), buf, active_index, key, keypart_map, find_flag);
+  }
   /** As index_read_map on key `index`, without index_init. */
   int index_read_idx_map(uchar *buf, uint index, const uchar *key, key_part_map keypart_map,
                          enum ha_rkey_function find_flag) override
-  { return rheap_index_read_map(rs(), buf, index, key, keypart_map, find_flag); }
+  {
+    RHEAP_ON_DISK(ha_index_read_idx_map(buf, index, key, keypart_map, find_flag));
+    return rheap_index_read_map(rs(), buf, index, key, keypart_map, find_flag);
+  }
   /** The last row with the key prefix (ORDER BY ... DESC over a BTREE key). */
   int index_read_last_map(uchar *buf, const uchar *key, key_part_map keypart_map) override
-  { return rheap_index_read_last_map(rs(), buf, active_index, key, keypart_map); }
+  {
+    if (unlikely(disk != nullptr))
+      return HA_ERR_WRONG_COMMAND;  /* not asked of internal tables */
+    return rheap_index_read_last_map(rs(), buf, active_index, key, keypart_map);
+  }
   /** Next row in key order (BTREE), or next row with the same key (HASH). */
-  int index_next(uchar *buf) override { return rheap_index_next(rs(), buf); }
-  int index_prev(uchar *buf) override { return rheap_index_prev(rs(), buf); }
+  int index_next(uchar *buf) override
+  {
+    RHEAP_ON_DISK(ha_index_next(buf));
+    return rheap_index_next(rs(), buf);
+  }
+  int index_prev(uchar *buf) override
+  {
+    RHEAP_ON_DISK(ha_index_prev(buf));
+    return rheap_index_prev(rs(), buf);
+  }
   /** First / last row in key order; HASH keys answer HA_ERR_WRONG_COMMAND. */
-  int index_first(uchar *buf) override { return rheap_index_first(rs(), buf, active_index); }
-  int index_last(uchar *buf) override { return rheap_index_last(rs(), buf, active_index); }
+  int index_first(uchar *buf) override
+  {
+    RHEAP_ON_DISK(ha_index_first(buf));
+    return rheap_index_first(rs(), buf, active_index);
+  }
+  int index_last(uchar *buf) override
+  {
+    RHEAP_ON_DISK(ha_index_last(buf));
+    return rheap_index_last(rs(), buf, active_index);
+  }
   /** Rows expected in a range: counted on BTREE keys; for HASH keys only exact whole keys are
       answered, from the key statistics. */
   ha_rows records_in_range(uint inx, const key_range *min_key, const key_range *max_key,
-                           page_range *) override
+                           page_range *pages) override
   {
+    RHEAP_ON_DISK(records_in_range(inx, min_key, max_key, pages));
     rheap_key_range lo, hi;
     uint64_t n= rheap_records_in_range(rs(), inx, to_range(min_key, &lo), to_range(max_key, &hi));
     return n == UINT64_MAX ? HA_POS_ERROR : (ha_rows) n;
   }
   /** INTERSECT / EXCEPT: finds the row whose unique HASH key equals `record`'s. */
   int find_unique_row(uchar *record, uint unique_idx) override
-  { return rheap_find_unique_row(rs(), record, unique_idx); }
+  {
+    RHEAP_ON_DISK(find_unique_row(record, unique_idx));
+    return rheap_find_unique_row(rs(), record, unique_idx);
+  }
   /** Remembers the current scan row; restart_rnd_next() goes on from it. */
-  int remember_rnd_pos() override { return rheap_remember_rnd_pos(rs()); }
-  int restart_rnd_next(uchar *buf) override { return rheap_restart_rnd_next(rs(), buf); }
+  int remember_rnd_pos() override
+  {
+    RHEAP_ON_DISK(remember_rnd_pos());
+    return rheap_remember_rnd_pos(rs());
+  }
+  int restart_rnd_next(uchar *buf) override
+  {
+    RHEAP_ON_DISK(restart_rnd_next(buf));
+    return rheap_restart_rnd_next(rs(), buf);
+  }
   /** HANDLER ... READ NEXT: HA_ERR_RECORD_CHANGED when rows changed since the last read. */
   int can_continue_handler_scan() override
   { return rheap_can_continue_handler_scan(rs(), inited == INDEX ? 1 : inited == RND ? 2 : 0); }
 
   /** DISABLE KEYS (non-persistent only): indexes are emptied and no longer maintained. */
-  int disable_indexes(key_map, bool persist) override
-  { return persist ? HA_ERR_WRONG_COMMAND : rheap_disable_indexes(rs()); }
+  int disable_indexes(key_map map, bool persist) override
+  {
+    RHEAP_ON_DISK(ha_disable_indexes(map, persist));
+    return persist ? HA_ERR_WRONG_COMMAND : rheap_disable_indexes(rs());
+  }
   /** ENABLE KEYS: only on an empty table (HA_ERR_CRASHED otherwise), as MEMORY. */
-  int enable_indexes(key_map, bool persist) override
-  { return persist ? HA_ERR_WRONG_COMMAND : rheap_enable_indexes(rs()); }
-  int indexes_are_disabled() override { return rheap_indexes_are_disabled(rs()); }
+  int enable_indexes(key_map map, bool persist) override
+  {
+    RHEAP_ON_DISK(ha_enable_indexes(map, persist));
+    return persist ? HA_ERR_WRONG_COMMAND : rheap_enable_indexes(rs());
+  }
+  int indexes_are_disabled() override
+  {
+    RHEAP_ON_DISK(indexes_are_disabled());
+    return rheap_indexes_are_disabled(rs());
+  }
 
   /** Table-level locking reserves every value from the next one on. */
   void get_auto_increment(ulonglong, ulonglong, ulonglong, ulonglong *first_value,
@@ -248,11 +414,17 @@ public:
       rec_per_key as MEMORY does. */
   int info(uint flag) override
   {
+    if (unlikely(disk != nullptr))
+      return disk_info(flag);
     rheap_stats s;
     uint64_t rec_per_key[MAX_KEY];
     if (int err= rheap_info(rs(), flag, &s, rec_per_key, table->s->keys))
       return err;
     errkey= s.errkey;
+    /* Aria's dup_ref: the row a unique constraint refused a row for (end_unique_update reads
+       it back to update its group). */
+    if ((flag & HA_STATUS_ERRKEY) && kind == RHEAP_KIND_ARIA)
+      rheap_dup_position(rs(), dup_ref);
     if (s.key_stats_updated)
       for (uint i= 0; i < table->s->keys; i++)
       {
@@ -273,11 +445,24 @@ public:
     return 0;
   }
   /** Exact row count (HA_HAS_RECORDS). */
-  ha_rows records() override { return rheap_records(rs()); }
+  ha_rows records() override
+  {
+    if (unlikely(disk != nullptr))
+      return disk_info(HA_STATUS_VARIABLE) ? HA_POS_ERROR : stats.records;
+    return rheap_records(rs());
+  }
   /** Hints; MEMORY acts on HA_EXTRA_CHANGE_KEY_TO_UNIQUE/_DUP and HA_EXTRA_RESET_STATE. */
-  int extra(enum ha_extra_function operation) override { return rheap_extra(rs(), operation); }
+  int extra(enum ha_extra_function operation) override
+  {
+    RHEAP_ON_DISK(extra(operation));
+    return rheap_extra(rs(), operation);
+  }
   /** End of statement: forget the cursor. */
-  int reset() override { return rheap_reset(rs()); }
+  int reset() override
+  {
+    RHEAP_ON_DISK(ha_reset());
+    return rheap_reset(rs());
+  }
   /** No external locking: table-level locks are the THR_LOCK below. */
   int external_lock(THD *, int) override { return 0; }
 
@@ -293,6 +478,129 @@ public:
   }
 
 private:
+  /** The table moved to Aria (move_to_disk): the engine's table is closed. */
+  bool moved= false;
+  /** A scan read a row since rnd_init: its place cannot follow the rows to Aria. (The
+      server also calls rnd_init before it fills a table, with nothing read.) */
+  bool scan_started= false;
+
+  /** The table passed its limit: it moves to Aria with every row, as the server moves a full
+      MEMORY table (create_internal_tmp_table_from_heap: the same Aria table, made by the same
+      server function, which counts it in Created_tmp_disk_tables), then `row` is written
+      there. From then on Aria's handler serves every call (RHEAP_ON_DISK). Returns the write's
+      result: a duplicate of `row` is reported as Aria reports it. A scan in progress cannot
+      follow its rows to Aria: the table is then full, as a MEMORY table's is. */
+  int move_to_disk(const uchar *row)
+  {
+    if ((inited == RND && scan_started) || !rheap_aria_own_create)
+      return HA_ERR_RECORD_FILE_FULL;
+    TABLE_SHARE *s= table->s;
+    THD *thd= table->in_use;
+    TMP_ENGINE_COLUMNDEF *start= static_cast<TMP_ENGINE_COLUMNDEF *>(
+      alloc_root(&table->mem_root, sizeof(TMP_ENGINE_COLUMNDEF) * (s->fields + 2)));
+    handler *h= start ? rheap_aria_own_create(rheap_aria_hton, s, &table->mem_root) : nullptr;
+    if (!h)
+      return HA_ERR_OUT_OF_MEM;
+    h->init();
+    TMP_ENGINE_COLUMNDEF *end= columns(start);
+    if (h->set_ha_share_ref(&s->ha_share) ||
+        create_internal_tmp_table(table, table->key_info, start, &end,
+                                  thd->lex->first_select_lex()->options |
+                                  thd->variables.option_bits))
+    {
+      delete h;
+      return HA_ERR_RECORD_FILE_FULL;
+    }
+    int err= h->ha_open(table, s->path.str, O_RDWR, HA_OPEN_TMP_TABLE | HA_OPEN_INTERNAL_TABLE);
+    if (!err && h->ref_length > ref_length)
+    {
+      h->ha_close();
+      err= HA_ERR_INTERNAL_ERROR;
+    }
+    if (err)
+    {
+      rheap_aria_hton->drop_table(rheap_aria_hton, s->path.str);
+      delete h;
+      return err;
+    }
+    h->extra(HA_EXTRA_QUICK);
+    if (table->no_rows)
+      h->extra(HA_EXTRA_NO_ROWS);
+    /* Every row, through record[1] as the server's own move copies them (its BLOB pointers
+       into this handler's buffer, which Aria copies at once). */
+    err= rheap_rnd_init(rs(), 1);
+    while (!err && !(err= rheap_rnd_next(rs(), table->record[1])))
+      err= h->ha_write_tmp_row(table->record[1]);
+    if (err != HA_ERR_END_OF_FILE)
+    {
+      h->ha_close();
+      rheap_aria_hton->drop_table(rheap_aria_hton, s->path.str);
+      delete h;
+      return err ? err : HA_ERR_INTERNAL_ERROR;
+    }
+    rheap_close(rs());
+    moved= true;
+    disk= h;
+    rheap_note_moved_to_aria();
+    if (inited == INDEX && active_index < s->keys)
+      disk->ha_index_init(active_index, 0);
+    else if (inited == RND)
+      disk->ha_rnd_init(true);
+    return disk->ha_write_tmp_row(const_cast<uchar *>(row));
+  }
+
+  /** The table's columns as create_internal_tmp_table describes them to Aria, from `c` on (as
+      Create_tmp_table::finalize lists them: the NULL bytes, then each field); the end. */
+  TMP_ENGINE_COLUMNDEF *columns(TMP_ENGINE_COLUMNDEF *c) const
+  {
+    const uchar *rec= table->record[0];
+    uint null_bytes= table->s->fields ? (uint) (table->field[0]->ptr - rec) : 0;
+    if (null_bytes)
+    {
+      *c= {};
+      c->type= FIELD_NORMAL;
+      c->length= (uint16) null_bytes;
+      c++;
+    }
+    for (uint i= 0; i < table->s->fields; i++, c++)
+    {
+      Field *f= table->field[i];
+      *c= {};
+      c->length= (uint16) f->pack_length_in_rec();
+      /* Rows with BLOBs are packed (the server's rule for them). */
+      c->type= f->tmp_engine_column_type(true);
+      if (f->null_ptr)
+      {
+        c->null_bit= f->null_bit;
+        c->null_pos= (uint) (f->null_ptr - rec);
+      }
+    }
+    return c;
+  }
+
+  /** info() of the Aria table this one moved to, as the server reads it from this handler. */
+  int disk_info(uint flag)
+  {
+    int err= disk->info(flag);
+    stats= disk->stats;
+    errkey= disk->errkey;
+    if (flag & HA_STATUS_ERRKEY)
+      memcpy(dup_ref, disk->dup_ref, disk->ref_length);
+    return err;
+  }
+
+  /** Closes the Aria table this one moved to and deletes its files: an internal table goes
+      with its only handler. */
+  void drop_disk()
+  {
+    handler *d= disk;
+    disk= nullptr;
+    d->ha_index_or_rnd_end();
+    /* Aria's drop_table: close, then delete the table's files. */
+    d->drop_table(table->s->path.str);
+    delete d;
+  }
+
   /** A handler made for MEMORY (takeover) that is asked about a table HEAP holds. */
   bool for_heap(const char *name) const
   { return ht == heap_hton && rheap_heap_own_create && !rheap_has_table(name); }
@@ -308,7 +616,7 @@ private:
   }
 };
 
-ulonglong ha_rheap::flags[3];
+ulonglong ha_rheap::flags[4];
 
 handler *rheap_new_handler(handlerton *hton, TABLE_SHARE *share, MEM_ROOT *mem_root, uint kind)
 {

@@ -14,6 +14,9 @@ ulong rheap_takeover_mode;
 /** rheap_takeover_information_schema: serve the information_schema tables with BLOB/TEXT
     columns, which the server builds in Aria. */
 my_bool rheap_takeover_information_schema= 1;
+/** rheap_takeover_blob_tables: serve a statement's internal tables with BLOB/TEXT columns,
+    which the server builds in Aria. */
+my_bool rheap_takeover_blob_tables= 1;
 /** rheap_block_cache_size. */
 static ulonglong block_cache_size;
 /** rheap_max_memory. */
@@ -65,8 +68,14 @@ handler *(*rheap_heap_own_create)(handlerton *, TABLE_SHARE *, MEM_ROOT *);
 int (*rheap_heap_own_drop)(handlerton *, const char *);
 /** Aria's handlerton and its own handler factory, replaced while the plugin is loaded (NULL
     when the server has no Aria ready: then nothing is taken from Aria). */
-static handlerton *aria_hton;
-static handler *(*aria_create)(handlerton *, TABLE_SHARE *, MEM_ROOT *);
+handlerton *rheap_aria_hton;
+handler *(*rheap_aria_own_create)(handlerton *, TABLE_SHARE *, MEM_ROOT *);
+static handlerton *&aria_hton= rheap_aria_hton;
+static handler *(*&aria_create)(handlerton *, TABLE_SHARE *, MEM_ROOT *)= rheap_aria_own_create;
+/** Aria's key limits (max_supported_key_length, _parts), which depend on aria_block_size: read
+    from an Aria handler at init. */
+uint rheap_aria_key_length= MAX_KEY_LENGTH;
+uint rheap_aria_key_parts= MAX_REF_PARTS;
 
 static handler *rheap_create_handler(handlerton *hton, TABLE_SHARE *share, MEM_ROOT *mem_root)
 {
@@ -81,8 +90,11 @@ static const rheap_share_facts *share_facts(const TABLE_SHARE *share, rheap_shar
 {
   if (!share)
     return NULL;
+  static const LEX_CSTRING temporary= { STRING_WITH_LEN("(temporary)") };
   *out= { share->tmp_table == INTERNAL_TMP_TABLE, share->db.str, share->db.length,
-          share->blob_fields, share->max_rows, share->normalized_path.str };
+          share->blob_fields, share->max_rows, share->normalized_path.str,
+          share->table_name.length == temporary.length &&
+            !memcmp(share->table_name.str, temporary.str, temporary.length) };
   return out;
 }
 
@@ -95,6 +107,19 @@ static handler *rheap_heap_create(handlerton *hton, TABLE_SHARE *share, MEM_ROOT
   if (rheap_serves((uint32_t) rheap_takeover_mode, share_facts(share, &facts)))
     return rheap_new_handler(hton, share, mem_root, RHEAP_KIND_MEMORY);
   return rheap_heap_own_create(hton, share, mem_root);
+}
+
+/** Whether the statement uses full-text functions (MATCH ... AGAINST): a UNION's table is then
+    made in Aria on purpose (TMP_TABLE_FORCE_MYISAM), for the search. */
+static bool uses_fulltext(LEX *lex)
+{
+  auto has= [](SELECT_LEX *sl) { return sl && sl->ftfunc_list && sl->ftfunc_list->elements; };
+  for (SELECT_LEX *sl= lex->all_selects_list; sl; sl= sl->next_select_in_list())
+    /* A UNION's ORDER BY belongs to its unit's own SELECT (global_parameters(), which the
+       server asks), which the list leaves out. */
+    if (has(sl) || (sl->master_unit() && has(sl->master_unit()->global_parameters())))
+      return true;
+  return false;
 }
 
 /** Aria's handler factory while rheap is loaded. Create_tmp_table::choose_engine sends every
@@ -124,6 +149,19 @@ static handler *rheap_aria_create(handlerton *hton, TABLE_SHARE *share, MEM_ROOT
     {
       share->db_plugin= ha_lock_engine(NULL, heap_hton);
       return rheap_new_handler(heap_hton, share, mem_root, RHEAP_KIND_MEMORY_BLOBS);
+    }
+    /* A statement's own table with BLOB/TEXT columns: rheap's, under rheap's handlerton, so
+       that the server treats it as it treats an Aria table (no heap-only path) but creates no
+       files (instantiate_tmp_table creates only Aria's). free_tmp_table lets go of the lock. */
+    /* The statement's SELECTs are looked at only for a table a statement makes (at start-up
+       the server opens tables with no statement parsed). */
+    bool fulltext= f->made_by_create_tmp_table && !f->db_length && uses_fulltext(lex);
+    if (rheap_hton &&
+        rheap_serves_aria_table((uint32_t) rheap_takeover_mode, f, rheap_takeover_blob_tables,
+                                disk_asked, fulltext))
+    {
+      share->db_plugin= ha_lock_engine(NULL, rheap_hton);
+      return rheap_new_handler(rheap_hton, share, mem_root, RHEAP_KIND_ARIA);
     }
   }
   return aria_create(hton, share, mem_root);
@@ -190,6 +228,17 @@ static int rheap_init_func(void *p)
   if (aria_hton)
   {
     aria_create= aria_hton->create;
+    /* Aria's key limits, as a handler of Aria's states them (made without a share, as the
+       server makes one to drop a table). */
+    MEM_ROOT root;
+    init_alloc_root(PSI_NOT_INSTRUMENTED, &root, 1024, 0, MYF(0));
+    if (handler *h= aria_create(aria_hton, NULL, &root))
+    {
+      rheap_aria_key_length= h->max_supported_key_length();
+      rheap_aria_key_parts= h->max_supported_key_parts();
+      delete h;
+    }
+    free_root(&root, MYF(0));
     aria_hton->create= rheap_aria_create;
   }
   else
@@ -237,6 +286,14 @@ static MYSQL_SYSVAR_BOOL(takeover_information_schema, rheap_takeover_information
   "(SHOW FULL COLUMNS; SELECTs from COLUMNS, ROUTINES, VIEWS, TRIGGERS, ...), which the server "
   "otherwise builds in Aria. Needs rheap_takeover other than OFF. Applies to statements "
   "started afterwards.",
+  NULL, NULL, 1);
+
+static MYSQL_SYSVAR_BOOL(takeover_blob_tables, rheap_takeover_blob_tables, PLUGIN_VAR_OPCMDARG,
+  "Whether RHEAP also serves a statement's internal temporary tables that the server builds in "
+  "Aria on disk for their BLOB/TEXT/JSON columns or a GROUP BY key too long for a key (GROUP "
+  "BY, DISTINCT, UNION, COUNT(DISTINCT), derived tables, window functions over them). Such a "
+  "table behaves as Aria's and moves to Aria when it passes tmp_memory_table_size. Needs "
+  "rheap_takeover other than OFF. Applies to statements started afterwards.",
   NULL, NULL, 1);
 
 static MYSQL_SYSVAR_ENUM(table_size_limit, rheap_table_size_limit, PLUGIN_VAR_RQCMDARG,
@@ -305,6 +362,7 @@ static MYSQL_SYSVAR_LONGLONG(debug_fail_nth_alloc, debug_fail_nth_alloc, PLUGIN_
 
 static struct st_mysql_sys_var *rheap_system_variables[]= {
   MYSQL_SYSVAR(takeover), MYSQL_SYSVAR(takeover_information_schema),
+  MYSQL_SYSVAR(takeover_blob_tables),
   MYSQL_SYSVAR(block_cache_size), MYSQL_SYSVAR(max_memory), MYSQL_SYSVAR(table_size_limit),
 #ifdef RHEAP_FAILPOINTS
   MYSQL_SYSVAR(debug_fail_alloc_after), MYSQL_SYSVAR(debug_fail_nth_alloc),

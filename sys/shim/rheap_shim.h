@@ -57,6 +57,9 @@ typedef struct rheap_key_seg {
   uint8_t binary_charset;
   /** Non-zero for a DESC key part (KEY_PART_INFO::key_part_flag has HA_REVERSE_SORT). */
   uint8_t reverse;
+  /** A BLOB/TEXT part (of a unique constraint, which covers the whole value): bytes of the
+      BLOB's length in the record (1 to 4); 0 for every other part. */
+  uint8_t blob_length_bytes;
 } rheap_key_seg;
 
 /** One index (from KEY). */
@@ -71,6 +74,9 @@ typedef struct rheap_key_def {
   uint8_t unique;
   /** HA_NULL_ARE_EQUAL: NULLs are duplicates of each other. */
   uint8_t null_are_equal;
+  /** A unique constraint (TABLE_SHARE::uniques): what Aria would keep as a MARIA_UNIQUEDEF,
+      with its duplicate error (HA_ERR_FOUND_DUPP_UNIQUE) and dup_ref. */
+  uint8_t constraint;
 } rheap_key_def;
 
 /** A variable-length field of the record: a VARCHAR (length, then room for its most bytes) or
@@ -169,6 +175,10 @@ void rheap_handler_drop(rheap_handler *h);
 #define RHEAP_KIND_RHEAP 0
 #define RHEAP_KIND_MEMORY 1
 #define RHEAP_KIND_MEMORY_BLOBS 2
+/** A statement's internal table with BLOB/TEXT columns that rheap serves in place of Aria, under
+    its own handlerton (rheap_serves_aria_table): Aria's key limits and unique constraints; it
+    moves to Aria when it passes its limit. */
+#define RHEAP_KIND_ARIA 3
 /** handler::table_flags() of a handler of `kind` (RHEAP_KIND_*). */
 uint64_t rheap_table_flags(uint8_t kind);
 
@@ -192,6 +202,11 @@ int rheap_rnd_next(rheap_handler *h, unsigned char *buf);
 int rheap_rnd_pos(rheap_handler *h, unsigned char *buf, const unsigned char *pos);
 /** Writes the current row's position into `ref` (RHEAP_REF_LENGTH bytes). */
 void rheap_position(rheap_handler *h, unsigned char *ref);
+/** Writes into `dup_ref` (RHEAP_REF_LENGTH bytes) the position of the row a unique constraint
+    last refused a write or update for (Aria's dup_ref). */
+void rheap_dup_position(rheap_handler *h, unsigned char *dup_ref);
+/** Counts an internal table in Aria's place that moved to Aria (Rheap_aria_tables_moved). */
+void rheap_note_moved_to_aria(void);
 
 /** Fills `out`; when the key statistics are due, also `rec_per_key[k]` for each key (0: leave
     the key's statistics alone), `nkeys` entries. */
@@ -290,6 +305,8 @@ typedef struct rheap_share_facts {
   uint64_t max_rows;
   /** The table's path (TABLE_SHARE::normalized_path), NUL-terminated. */
   const char *path;
+  /** Non-zero when its table name is "(temporary)", the one Create_tmp_table gives. */
+  uint8_t made_by_create_tmp_table;
 } rheap_share_facts;
 /** Non-zero when rheap serves the MEMORY table of this share: `mode` is rheap_takeover
     (RHEAP_TAKEOVER_*), `facts` what the server says of the share, or NULL when it has none at
@@ -307,6 +324,13 @@ uint8_t rheap_serves_created(uint32_t mode, const char *name);
 uint8_t rheap_serves_schema_table(uint32_t mode, const rheap_share_facts *facts,
                                   uint8_t schema_tables, uint8_t structure_only,
                                   uint8_t disk_asked);
+/** Non-zero when rheap serves, under its own name and with Aria's behaviour, a statement's
+    internal table with BLOB/TEXT columns that the server builds in Aria (GROUP BY, DISTINCT,
+    UNION, derived tables, COUNT(DISTINCT), window functions over such columns). `mode` is
+    rheap_takeover, `enabled` rheap_takeover_blob_tables, `disk_asked` as for
+    rheap_serves_schema_table, `fulltext` a statement with MATCH ... AGAINST. */
+uint8_t rheap_serves_aria_table(uint32_t mode, const rheap_share_facts *facts, uint8_t enabled,
+                                uint8_t disk_asked, uint8_t fulltext);
 /** HEAP's table `from` was dropped (`to` NULL) or renamed to `to` (rheap_serves keeps a
     name HEAP holds HEAP's when the server creates it again, as TRUNCATE does). */
 int rheap_heap_table_moved(const char *from, const char *to);

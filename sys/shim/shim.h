@@ -17,6 +17,7 @@
 #include "sql_show.h"
 #include "sql_table.h"
 #include "sql_acl.h"
+#include "sql_select.h"
 #include <mysql/plugin.h>
 
 #include "rheap_shim.h"
@@ -29,6 +30,11 @@ extern ulong rheap_takeover_mode;
 extern my_bool rheap_takeover_information_schema;
 /** rheap_table_size_limit: RHEAP_LIMIT_BY_*. */
 extern ulong rheap_table_size_limit;
+/** Aria's handlerton and its own handler factory (NULL without Aria), and its key limits. */
+extern handlerton *rheap_aria_hton;
+extern handler *(*rheap_aria_own_create)(handlerton *, TABLE_SHARE *, MEM_ROOT *);
+extern uint rheap_aria_key_length;
+extern uint rheap_aria_key_parts;
 /** HEAP's own handler factory and drop function, replaced while the plugin is loaded. */
 extern handler *(*rheap_heap_own_create)(handlerton *, TABLE_SHARE *, MEM_ROOT *);
 extern int (*rheap_heap_own_drop)(handlerton *, const char *);

@@ -5,7 +5,7 @@ use super::{Handler, State};
 use crate::error::{Error, Result};
 use crate::handler::cursor::{Bound, BoundFlag, Cursor};
 use crate::index::{Entry, Find, Index, Keys, RangeEnd};
-use crate::key::KeyDef;
+use crate::key::{KeyDef, Row};
 use crate::rows::records::Pos;
 use crate::table::Table;
 
@@ -318,14 +318,26 @@ impl<L> Handler<L> {
 
     /// `handler::find_unique_row`: the row whose unique HASH key `index` equals `record`'s,
     /// copied into `record`; false when there is none.
-    pub fn find_unique_row(&mut self, record: &mut [u8], index: usize) -> Result<bool> {
+    ///
+    /// # Safety
+    /// When the key has a BLOB part, `record`'s BLOB pointers must be valid for their lengths
+    /// (the server's record guarantees it).
+    pub unsafe fn find_unique_row(&mut self, record: &mut [u8], index: usize) -> Result<bool> {
         let (open, h) = self.parts()?;
         let table = open.read()?;
         let (def, idx) = table.index(index)?;
         let Index::Hash(hash) = idx else {
             return Err(Error::WrongCommand);
         };
-        def.image_of_record_into(record, &mut h.key)?;
+        if def.has_blobs() {
+            // A key over a BLOB reads it from the packed row.
+            let format = &table.def().format;
+            // SAFETY: the caller's contract: the record's BLOB pointers are valid.
+            unsafe { format.pack(record, &mut h.packed) }?;
+            def.image_of_row_into(Row::packed(record, format, &h.packed), &mut h.key)?;
+        } else {
+            def.image_of_record_into(record, &mut h.key)?;
+        }
         let Some(pos) = hash.lookup(&h.key.bytes, &table.row_keys(index))?.next() else {
             return Ok(false);
         };

@@ -15,7 +15,7 @@ use crate::catalog::live::Kind;
 use crate::catalog::share::{Buffers, Internal, Open, Share};
 use crate::error::{Error, Result};
 use crate::handler::cursor::Cursor;
-use crate::key::Image;
+use crate::key::{Image, Row};
 use crate::recycle::{self, Shape};
 use crate::rows::records::Pos;
 use crate::status::{self, Counter};
@@ -64,6 +64,9 @@ pub struct State {
     pub(crate) hash_last: Vec<u8>,
     /// The key of the last duplicate-key error.
     errkey: i32,
+    /// The row a unique constraint last refused a write or update for (Aria's `dup_ref`,
+    /// which the server reads that row back by), when there is one.
+    dup_pos: Option<Pos>,
     /// A temporary table: deletes do not count towards refreshing statistics (as HEAP).
     tmp_table: bool,
     /// One of the server's internal temporary tables.
@@ -155,10 +158,29 @@ impl State {
 
     /// Notes a duplicate-key error's key for info's `errkey`.
     fn note<T>(&mut self, r: Result<T>) -> Result<T> {
-        if let Err(Error::DuplicateKey(k)) = &r {
+        if let Err(Error::DuplicateKey(k) | Error::DuplicateUnique(k)) = &r {
             self.errkey = *k as i32;
         }
         r
+    }
+
+    /// A write or update of `buf` (packed into `self.packed` when the table has BLOBs) that key
+    /// `k` refused: when `k` is a unique constraint, the duplicate as Aria reports one, and
+    /// the row it collided with remembered for `dup_ref`.
+    fn refused<T>(&mut self, table: &Table, buf: &[u8], r: Result<T>) -> Result<T> {
+        let Err(Error::DuplicateKey(k)) = r else {
+            return r;
+        };
+        if !table.def().keys.get(k).is_some_and(|d| d.constraint) {
+            return r;
+        }
+        let format = &table.def().format;
+        let row = match format.has_blobs() {
+            true => Row::packed(buf, format, &self.packed),
+            false => Row::plain(buf),
+        };
+        self.dup_pos = table.row_with_key(k, row)?;
+        Err(Error::DuplicateUnique(k))
     }
 }
 
@@ -266,6 +288,7 @@ impl<L> Handler<L> {
         } else {
             table.write(buf)
         };
+        let r = h.refused(&table, buf, r);
         if r == Err(Error::TableFull) && h.internal {
             // The server now moves this internal table to its on-disk engine.
             status::add(Counter::InternalTablesConverted, 1);
@@ -299,6 +322,7 @@ impl<L> Handler<L> {
         } else {
             table.update(pos, new_data)
         };
+        let r = h.refused(&table, new_data, r);
         h.note(r)?;
         h.count_change(&mut table);
         Ok(())
@@ -367,6 +391,12 @@ impl<L> Handler<L> {
     /// `handler::position`: the current row's position ([`NO_ROW`] without one).
     pub fn position(&self) -> Pos {
         self.st.current.unwrap_or(NO_ROW)
+    }
+
+    /// The position of the row a unique constraint last refused a write or update for (what
+    /// Aria's `info(HA_STATUS_ERRKEY)` puts in `dup_ref`); [`NO_ROW`] without one.
+    pub fn dup_position(&self) -> Pos {
+        self.st.dup_pos.unwrap_or(NO_ROW)
     }
 
     /// `handler::info`. When the key statistics are due (see `count_change`), also the HASH

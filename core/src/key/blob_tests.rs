@@ -5,7 +5,7 @@
 //! after them distinct.
 
 use super::*;
-use crate::key::collation::testing::{AsciiCi, AsciiCiNoPad, Binary, TwoLevels};
+use crate::key::collation::testing::{AsciiCi, AsciiCiNoPad, Binary, TwoLevels, Wide};
 use crate::key::collation::Collation;
 use crate::rows::format::{VarField, VarKind};
 use proptest::prelude::*;
@@ -98,6 +98,17 @@ fn text_compares_whole_values_by_the_collation() {
     y.truncate(4096);
     y.extend_from_slice(b"TAIL-1   ");
     assert!(same(ci, &x, &y));
+}
+
+#[test]
+fn multi_byte_collations_weigh_every_character() {
+    // A value of n bytes may hold n characters: its weights are not cut to those of a column
+    // of n bytes (n / mbmaxlen characters).
+    let wide: Arc<dyn Collation> = Arc::new(Wide);
+    assert!(!same(wide.clone(), br#"{"a": 1}"#, br#"{"a":1}"#));
+    assert!(!same(wide.clone(), b"abcdefgh", b"abcdefgX"));
+    assert!(same(wide.clone(), b"abcdefgh", b"ABCDEFGH  "));
+    assert!(same(wide, b"", b" "));
 }
 
 #[test]

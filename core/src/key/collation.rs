@@ -184,4 +184,46 @@ pub mod testing {
             }
         }
     }
+
+    /// ASCII without case and PAD SPACE, as a multi-byte collation states its sizes
+    /// (`utf8mb4_unicode_ci`-like: up to 4 bytes a character, 3 bytes of weight a
+    /// character): the weights of a column of `len` bytes are those of `len / 4` characters.
+    #[derive(Debug)]
+    pub struct Wide;
+
+    impl Collation for Wide {
+        fn is_binary(&self) -> bool {
+            false
+        }
+        fn mbmaxlen(&self) -> usize {
+            4
+        }
+        fn charpos(&self, s: &[u8], chars: usize) -> usize {
+            chars.min(s.len())
+        }
+        fn weights_len(&self, len: usize) -> usize {
+            len.div_ceil(4) * 3
+        }
+        fn weights(&self, s: &[u8], _chars: usize, out: &mut [u8]) {
+            out.fill(0);
+            let pad = s.iter().copied().chain(std::iter::repeat(b' '));
+            for (o, b) in out.chunks_mut(3).zip(pad) {
+                o[o.len() - 1] = b.to_ascii_uppercase();
+            }
+        }
+        fn weights_unpadded(&self, s: &[u8], chars: usize, out: &mut [u8]) -> Option<usize> {
+            let n = s.len().min(chars).min(out.len() / 3);
+            out[..3 * n].fill(0);
+            for (o, b) in out.chunks_mut(3).zip(&s[..n]) {
+                o[2] = b.to_ascii_uppercase();
+            }
+            Some(3 * n)
+        }
+        fn hash(&self, s: &[u8], nr1: &mut u64, nr2: &mut u64) {
+            let end = s.iter().rposition(|&b| b != b' ').map_or(0, |i| i + 1);
+            for &b in &s[..end] {
+                hash_byte(nr1, nr2, b.to_ascii_uppercase());
+            }
+        }
+    }
 }

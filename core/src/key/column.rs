@@ -25,6 +25,9 @@ pub enum ColumnType {
     Bit(OddBits),
     /// An integer or floating-point number.
     Number(Number),
+    /// BLOB/TEXT, whose length takes `len_bytes` (1 to 4) before a pointer in the record: a
+    /// part of a unique constraint, which compares the whole value.
+    Blob { len_bytes: u8 },
     /// Any other type: compared as bytes.
     Other,
 }
@@ -58,6 +61,10 @@ impl ColumnType {
                 len_bytes: usize::from(len_bytes.clamp(1, 2)),
             },
             ColumnType::Bit(bits) => SegKind::Bit(bits),
+            ColumnType::Blob { len_bytes } => SegKind::Blob {
+                collation: collation()?,
+                len_bytes: usize::from(len_bytes),
+            },
             _ if algorithm == Algorithm::Hash => SegKind::Binary,
             other => other.value_kind(),
         })

@@ -109,6 +109,11 @@ pub struct KeyDef {
     pub unique: bool,
     /// NULLs count as equal values for uniqueness (HA_NULL_ARE_EQUAL, internal tables only).
     pub nulls_equal: bool,
+    /// A unique constraint of an internal table (the server's `share->uniques`, which Aria
+    /// keeps as a `MARIA_UNIQUEDEF`): a duplicate is reported as Aria reports one
+    /// ([`Error::DuplicateUnique`]), and the server reads the row it collided with back by
+    /// position.
+    pub constraint: bool,
     pub segs: Vec<KeySeg>,
     /// The server's length of the key format (`KEY::key_length`): part of HEAP's per-row
     /// memory estimate for BTREE keys.
@@ -359,6 +364,7 @@ impl KeyDef {
             algorithm,
             unique,
             nulls_equal,
+            constraint: false,
             segs,
             key_length,
             raw: false,

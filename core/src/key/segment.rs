@@ -368,10 +368,12 @@ impl KeySeg {
         } else {
             b
         };
+        // A collation sizes weights for a column of n bytes, n / mbmaxlen characters; a value
+        // of n bytes may hold n characters, each weighed.
         let width = if c.is_binary() {
             b.len()
         } else {
-            c.weights_len(b.len())
+            c.weights_len(b.len().saturating_mul(c.mbmaxlen().max(1)))
         };
         out.try_reserve(1 + 4 + width)?;
         if self.nullable() {

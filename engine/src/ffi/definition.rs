@@ -17,6 +17,11 @@ use rheap_sys::*;
 /// The server's key type of a segment, in the core's terms (the rules for how each compares
 /// are the core's: [`rheap_core::key::column`]).
 fn column_type(seg: &rheap_key_seg) -> ColumnType {
+    if seg.blob_length_bytes != 0 {
+        return ColumnType::Blob {
+            len_bytes: seg.blob_length_bytes,
+        };
+    }
     #[allow(non_upper_case_globals)]
     match u32::from(seg.key_type) {
         ha_base_keytype_HA_KEYTYPE_TEXT => ColumnType::Text,
@@ -87,13 +92,15 @@ unsafe fn key(k: &rheap_key_def) -> Result<KeyDef> {
     };
     // SAFETY: by the contract, nsegs segments.
     let segs = unsafe { slice(k.segs, k.nsegs) };
-    KeyDef::try_new(
+    let mut def = KeyDef::try_new(
         algorithm,
         k.unique != 0,
         k.null_are_equal != 0,
         try_collect_ok(segs.iter().map(|s| seg(s, algorithm)))?,
         k.key_length as usize,
-    )
+    )?;
+    def.constraint = k.constraint != 0;
+    Ok(def)
 }
 
 /// The core's definition of the table the shim describes: its fields translated into a
@@ -195,10 +202,11 @@ pub unsafe fn shape_of(def: &rheap_table_def) -> Option<Shape> {
             btree,
             unique,
             null_are_equal,
+            constraint,
         } = *key;
         k.push(&[
             pair(nsegs, key_length),
-            flags(&[btree, unique, null_are_equal]),
+            flags(&[btree, unique, null_are_equal, constraint]),
         ])?;
         // SAFETY: by the contract, each key's nsegs segments.
         for seg in unsafe { slice(segs, nsegs) } {
@@ -216,13 +224,14 @@ pub unsafe fn shape_of(def: &rheap_table_def) -> Option<Shape> {
                 bit_length,
                 binary_charset,
                 reverse,
+                blob_length_bytes,
             } = *seg;
             k.push(&[
                 charset as usize as u64,
                 pair(start, length),
                 pair(null_pos, bit_pos),
                 pair(mbmaxlen, 0) | flags(&[key_type, null_bit, length_bytes, bit_start]) << 32,
-                flags(&[bit_length, binary_charset, reverse]),
+                flags(&[bit_length, binary_charset, reverse, blob_length_bytes]),
             ])?;
         }
     }

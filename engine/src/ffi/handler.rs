@@ -142,7 +142,8 @@ pub unsafe extern "C" fn rheap_handler_drop(h: *mut rheap_handler) {
 
 /// `handler::table_flags` of a handler of `kind` (`RHEAP_KIND_*`): HEAP's capabilities; RHEAP
 /// tables also take BLOBs, which MEMORY's tables keep refusing, except the information_schema
-/// tables rheap holds for the server in MEMORY's name (they have BLOBs by definition).
+/// tables rheap holds for the server in MEMORY's name and the internal tables it holds in
+/// Aria's place (they have BLOBs by definition).
 #[no_mangle]
 pub extern "C" fn rheap_table_flags(kind: u8) -> u64 {
     use rheap_sys::*;
@@ -352,6 +353,33 @@ pub unsafe extern "C" fn rheap_position(h: *mut rheap_handler, r: *mut u8) {
         // SAFETY: the shim passes handler::ref, ref_length (REF_LENGTH) bytes.
         let out = unsafe { row_mut(r, REF_LENGTH) }?;
         out.copy_from_slice(&h.position().to_le_bytes());
+        Ok(())
+    })
+}
+
+/// Aria's `dup_ref`: the position of the row a unique constraint last refused a write or update
+/// for, into `r` (as [`rheap_position`] writes one).
+///
+/// # Safety
+/// `h` as for [`state`]; `r` writable for `REF_LENGTH` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn rheap_dup_position(h: *mut rheap_handler, r: *mut u8) {
+    guard_value("rheap_dup_position", (), || {
+        // SAFETY: the shim passes its own handler.
+        let h = unsafe { state(h) }?;
+        // SAFETY: the shim passes handler::dup_ref, ref_length (REF_LENGTH) bytes.
+        let out = unsafe { row_mut(r, REF_LENGTH) }?;
+        out.copy_from_slice(&h.dup_position().to_le_bytes());
+        Ok(())
+    })
+}
+
+/// An internal table in Aria's place passed its limit and moved to Aria
+/// (`Rheap_aria_tables_moved`).
+#[no_mangle]
+pub extern "C" fn rheap_note_moved_to_aria() {
+    guard_value("rheap_note_moved_to_aria", (), || {
+        rheap_core::status::add(rheap_core::status::Counter::AriaTablesMoved, 1);
         Ok(())
     })
 }

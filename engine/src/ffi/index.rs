@@ -222,7 +222,8 @@ pub unsafe extern "C" fn rheap_records_in_range(
 /// into `record`; 0 found, 1 not found, -1 on error.
 ///
 /// # Safety
-/// `h` as for `state`; `record` readable and writable for a record.
+/// `h` as for `state`; `record` readable and writable for a record, its BLOB pointers valid
+/// for their lengths.
 #[no_mangle]
 pub unsafe extern "C" fn rheap_find_unique_row(
     h: *mut rheap_handler,
@@ -234,7 +235,8 @@ pub unsafe extern "C" fn rheap_find_unique_row(
         let h = unsafe { state(h) }?;
         // SAFETY: the server passes record[0] of the open table.
         let rec = unsafe { row_mut(record, h.rec_len()) }?;
-        Ok(if h.find_unique_row(rec, index as usize)? {
+        // SAFETY: the server's record: its BLOB pointers are valid.
+        Ok(if unsafe { h.find_unique_row(rec, index as usize) }? {
             0
         } else {
             1

@@ -5,7 +5,9 @@
 
 use super::tables::TABLES;
 use super::{guard, guard_value};
-use rheap_core::takeover::{self, HeapNames, Mode, SchemaTableRequest, ShareFacts, ShareKind};
+use rheap_core::takeover::{
+    self, AriaTableRequest, HeapNames, Mode, SchemaTableRequest, ShareFacts, ShareKind,
+};
 use rheap_sys::shim::rheap_share_facts;
 use std::ffi::{c_char, c_int, CStr};
 
@@ -50,6 +52,7 @@ unsafe fn facts_of(f: &rheap_share_facts) -> (ShareFacts<'_>, Option<&CStr>) {
         db: std::str::from_utf8(db).unwrap_or("\u{fffd}"),
         blob_fields: f.blob_fields,
         max_rows: f.max_rows,
+        made_by_create_tmp_table: f.made_by_create_tmp_table != 0,
     };
     (facts, path)
 }
@@ -135,6 +138,39 @@ pub unsafe extern "C" fn rheap_serves_schema_table(
         let serves = takeover::serves_schema_table(mode_of(mode), &facts, request);
         if serves {
             rheap_core::status::add(rheap_core::status::Counter::SchemaTablesServed, 1);
+        }
+        Ok(u8::from(serves))
+    })
+}
+
+/// Whether rheap serves a statement's internal table with BLOB/TEXT columns that the server
+/// builds in Aria (see [`takeover::serves_aria_table`]).
+///
+/// # Safety
+/// `facts` NULL or valid, as for [`rheap_serves_schema_table`].
+#[no_mangle]
+pub unsafe extern "C" fn rheap_serves_aria_table(
+    mode: u32,
+    facts: *const rheap_share_facts,
+    enabled: u8,
+    disk_asked: u8,
+    fulltext: u8,
+) -> u8 {
+    guard_value("rheap_serves_aria_table", 0, || {
+        // SAFETY: NULL or valid by the contract.
+        let Some(f) = (unsafe { facts.as_ref() }) else {
+            return Ok(0);
+        };
+        // SAFETY: as above.
+        let (facts, _) = unsafe { facts_of(f) };
+        let request = AriaTableRequest {
+            enabled: enabled != 0,
+            disk_asked: disk_asked != 0,
+            fulltext: fulltext != 0,
+        };
+        let serves = takeover::serves_aria_table(mode_of(mode), &facts, request);
+        if serves {
+            rheap_core::status::add(rheap_core::status::Counter::AriaTablesServed, 1);
         }
         Ok(u8::from(serves))
     })

@@ -6,8 +6,11 @@
 //! sixteen has up to 8,000 rows a table over as many groups (the others up to 1,500), so that
 //! tables of many blocks are compared too. `s` is a VARCHAR(20) or a VARCHAR(80): in a
 //! multi-byte character set the second makes rheap pack the rows of the tables built on it
-//! (back to back, `rows/log.rs`). Results are compared row for row where the query
-//! orders its rows totally, as multisets elsewhere.
+//! (back to back, `rows/log.rs`). `x` is a TEXT in the same collation (some values alike in
+//! their first 1,100 bytes): GROUP BY, DISTINCT, COUNT(DISTINCT), set operations, GROUP_CONCAT
+//! in derived tables and window functions over it make the tables the server builds in Aria,
+//! which rheap serves in Aria's place (`rheap_takeover_blob_tables`). Results are compared row
+//! for row where the query orders its rows totally, as multisets elsewhere.
 
 use super::outcome::Outcome;
 use super::report::{case_rng, out_dir, Mismatch, Mode, Progress, Report, SHRINK_BUDGET};
@@ -63,7 +66,8 @@ impl Data {
         let table = |name: &str| {
             format!(
                 "CREATE TABLE {name} (id INT PRIMARY KEY, g INT NOT NULL, h INT, \
-                 s VARCHAR({width}) COLLATE {collation}, d DECIMAL(8,2), dt DATE) ENGINE=InnoDB"
+                 s VARCHAR({width}) COLLATE {collation}, d DECIMAL(8,2), dt DATE, \
+                 x TEXT COLLATE {collation}) ENGINE=InnoDB"
             )
         };
         // One case in sixteen is large: up to 8,000 rows a table over as many groups, whose
@@ -107,7 +111,15 @@ impl Data {
                 };
                 let d = format!("{}.{}", r.range(-50, 50), r.range(0, 99));
                 let dt = format!("'2024-01-{:02}'", r.range(1, 28));
-                rows.push((t, format!("({id}, {g}, {h}, {s}, {d}, {dt})")));
+                // A TEXT: the VARCHAR's value repeated, now and then behind 1,100 bytes that
+                // all long ones share (past max_sort_length: only the whole value tells them
+                // apart), or NULL.
+                let x = match r.below(10) {
+                    0 => "NULL".to_string(),
+                    1 => format!("CONCAT(REPEAT('y', 1100), {s})"),
+                    _ => format!("REPEAT({s}, {})", r.range(1, 4)),
+                };
+                rows.push((t, format!("({id}, {g}, {h}, {s}, {d}, {dt}, {x})")));
             }
         }
         Data {
@@ -163,7 +175,7 @@ impl Query {
             ordered: false,
         };
         // Correlated subqueries (16) read t2 once per row of t1: not over large tables.
-        match r.below(18) {
+        match r.below(23) {
             16 if large => unordered(
                 "SELECT g, COUNT(*), (SELECT MAX(s) FROM t2 WHERE t2.h = 1) FROM t1 GROUP BY g"
                     .into(),
@@ -274,6 +286,40 @@ impl Query {
             16 => unordered(
                 "SELECT id, (SELECT COUNT(*) FROM t2 WHERE t2.g = t1.g) AS c, \
                  (SELECT MAX(s) FROM t2 WHERE t2.h = t1.h) AS m FROM t1"
+                    .into(),
+            ),
+            // The TEXT column: tables the server makes in Aria (a unique constraint over x, or
+            // x as payload), which rheap serves in Aria's place.
+            18 => unordered(format!(
+                "SELECT x, COUNT(*), MIN(id), SUM(d) FROM t{} WHERE {} GROUP BY x",
+                r.range(1, 2),
+                cond(r)
+            )),
+            19 => unordered(format!(
+                "SELECT DISTINCT x, {} FROM t1 WHERE {}",
+                col(r),
+                cond(r)
+            )),
+            20 => unordered(format!(
+                "SELECT COUNT(DISTINCT x), COUNT(DISTINCT x, g), COUNT(DISTINCT LOWER(x)) FROM t{}",
+                r.range(1, 2)
+            )),
+            21 => {
+                let op = *r.pick(&["UNION", "UNION ALL", "INTERSECT", "EXCEPT"]);
+                unordered(format!(
+                    "SELECT x FROM t1 WHERE {} {op} SELECT x FROM t2 WHERE {}",
+                    cond(r),
+                    cond(r)
+                ))
+            }
+            22 if r.one_in(2) => unordered(
+                "SELECT g, LENGTH(c), MD5(c) FROM (SELECT g, GROUP_CONCAT(x ORDER BY id) c \
+                 FROM t1 GROUP BY g) d"
+                    .into(),
+            ),
+            22 => unordered(
+                "SELECT id, x, ROW_NUMBER() OVER (PARTITION BY g ORDER BY id), \
+                 COUNT(*) OVER (PARTITION BY h) FROM t1"
                     .into(),
             ),
             _ => unordered(

@@ -1,4 +1,4 @@
-use super::super::tests::{internal, write};
+use super::super::tests::{find_unique, internal, write};
 use super::*;
 use crate::handler::NO_ROW;
 use crate::testing::{a_key, counters_lock, rec, BTREE, HASH, REC_LEN, UNIQUE_HASH};
@@ -429,7 +429,7 @@ fn find_unique_row_reads_the_row_with_the_records_unique_key() {
         write(&mut h, &rec(Some(i * 10), i as u8, 0)).unwrap();
     }
     let mut r = rec(Some(20), 99, 99);
-    assert_eq!(h.find_unique_row(&mut r, UNIQUE_HASH), Ok(true));
+    assert_eq!(find_unique(&mut h, &mut r, UNIQUE_HASH), Ok(true));
     assert_eq!(
         r,
         rec(Some(20), 2, 0),
@@ -437,16 +437,16 @@ fn find_unique_row_reads_the_row_with_the_records_unique_key() {
     );
     assert_eq!(h.position(), 2);
     let mut missing = rec(Some(5), 0, 0);
-    assert_eq!(h.find_unique_row(&mut missing, UNIQUE_HASH), Ok(false));
+    assert_eq!(find_unique(&mut h, &mut missing, UNIQUE_HASH), Ok(false));
     assert_eq!(missing, rec(Some(5), 0, 0), "left alone");
     assert_eq!(
-        h.find_unique_row(&mut missing, BTREE),
+        find_unique(&mut h, &mut missing, BTREE),
         Err(Error::WrongCommand)
     );
     // The row found is the current one.
-    h.find_unique_row(&mut r, UNIQUE_HASH).unwrap();
+    find_unique(&mut h, &mut r, UNIQUE_HASH).unwrap();
     h.delete_row().unwrap();
-    assert_eq!(h.find_unique_row(&mut r, UNIQUE_HASH), Ok(false));
+    assert_eq!(find_unique(&mut h, &mut r, UNIQUE_HASH), Ok(false));
     assert_eq!(h.records(), Ok(2));
     h.close();
 }
