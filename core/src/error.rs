@@ -38,6 +38,10 @@ pub enum Error {
     RecordChanged,
     /// Indexes cannot be enabled on a table that holds rows (`HA_ERR_CRASHED`, as HEAP).
     Crashed,
+    /// A definition the engine cannot serve, though the server's own engine for it could (a
+    /// key over a BLOB in a collation that weighs on several levels): `HA_ERR_UNSUPPORTED`, on
+    /// which a table in Aria's place is made in Aria.
+    Unsupported,
     /// An unexpected internal failure, e.g. a caught panic (`HA_ERR_INTERNAL_ERROR`). The
     /// message is boxed to keep `Error`, and so every `Result` of the hot paths, two words.
     Internal(Box<String>),
@@ -62,6 +66,7 @@ impl fmt::Display for Error {
             Error::WrongCommand => f.write_str("operation not valid here"),
             Error::DuplicateKey(k) => write!(f, "duplicate value in key {k}"),
             Error::DuplicateUnique(k) => write!(f, "duplicate value in unique constraint {k}"),
+            Error::Unsupported => f.write_str("a definition the engine cannot serve"),
             Error::KeyNotFound => f.write_str("key not found"),
             Error::WrongIndex => f.write_str("no such index"),
             Error::RecordChanged => f.write_str("the table changed since the scan was positioned"),

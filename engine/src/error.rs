@@ -6,7 +6,7 @@ pub use rheap_core::error::{Error, Result};
 pub mod code {
     pub use rheap_sys::{
         HA_ERR_CRASHED, HA_ERR_END_OF_FILE, HA_ERR_FOUND_DUPP_KEY, HA_ERR_FOUND_DUPP_UNIQUE,
-        HA_ERR_INTERNAL_ERROR, HA_ERR_KEY_NOT_FOUND, HA_ERR_OUT_OF_MEM, HA_ERR_RECORD_CHANGED,
+        HA_ERR_INTERNAL_ERROR, HA_ERR_UNSUPPORTED, HA_ERR_KEY_NOT_FOUND, HA_ERR_OUT_OF_MEM, HA_ERR_RECORD_CHANGED,
         HA_ERR_RECORD_DELETED, HA_ERR_RECORD_FILE_FULL, HA_ERR_WRONG_COMMAND, HA_ERR_WRONG_INDEX,
     };
     /// `ENOENT`: what HEAP's drop and open report for a table it does not have.
@@ -27,6 +27,7 @@ pub fn ha_err(e: &Error) -> i32 {
         Error::WrongCommand => code::HA_ERR_WRONG_COMMAND,
         Error::DuplicateKey(_) => code::HA_ERR_FOUND_DUPP_KEY,
         Error::DuplicateUnique(_) => code::HA_ERR_FOUND_DUPP_UNIQUE,
+        Error::Unsupported => code::HA_ERR_UNSUPPORTED,
         Error::KeyNotFound => code::HA_ERR_KEY_NOT_FOUND,
         Error::WrongIndex => code::HA_ERR_WRONG_INDEX,
         Error::Crashed => code::HA_ERR_CRASHED,

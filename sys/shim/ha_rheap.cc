@@ -113,7 +113,13 @@ public:
     void *lock= nullptr;
     uint8_t emptied= 0;
     if (int err= rheap_open(rs(), name, &b.def, &lock, &emptied))
+    {
+      /* A table in Aria's place whose keys the engine cannot hold (a BLOB in a collation
+         that weighs on several levels) is Aria's from the start, as without rheap. */
+      if (err == HA_ERR_UNSUPPORTED && kind == RHEAP_KIND_ARIA && !disk)
+        return open_disk();
       return err;
+    }
     /* table->key_info, not the share's: the server's internal tables set only the former. */
     btree_keys.clear_all();
     for (uint i= 0; i < table->s->keys; i++)
@@ -494,6 +500,52 @@ private:
   {
     if ((inited == RND && scan_started) || !rheap_aria_own_create)
       return HA_ERR_RECORD_FILE_FULL;
+    handler *h= nullptr;
+    if (int err= make_disk(&h))
+      return err == HA_ERR_OUT_OF_MEM ? err : HA_ERR_RECORD_FILE_FULL;
+    /* Every row, through record[1] as the server's own move copies them (its BLOB pointers
+       into this handler's buffer, which Aria copies at once). */
+    int err= rheap_rnd_init(rs(), 1);
+    while (!err && !(err= rheap_rnd_next(rs(), table->record[1])))
+      err= h->ha_write_tmp_row(table->record[1]);
+    if (err != HA_ERR_END_OF_FILE)
+    {
+      drop(h);
+      return err ? err : HA_ERR_INTERNAL_ERROR;
+    }
+    rheap_close(rs());
+    moved= true;
+    disk= h;
+    rheap_note_moved_to_aria();
+    if (inited == INDEX && active_index < table->s->keys)
+      disk->ha_index_init(active_index, 0);
+    else if (inited == RND)
+      disk->ha_rnd_init(true);
+    return disk->ha_write_tmp_row(const_cast<uchar *>(row));
+  }
+
+  /** open() of a table in Aria's place that the engine cannot hold: the Aria table the
+      server would have made, empty, which serves every call. */
+  int open_disk()
+  {
+    if (!rheap_aria_own_create)
+      return HA_ERR_UNSUPPORTED;
+    handler *h= nullptr;
+    if (int err= make_disk(&h))
+      return err;
+    moved= true;
+    disk= h;
+    internal_open= true;
+    ref_length= disk->ref_length;
+    rheap_note_moved_to_aria();
+    return 0;
+  }
+
+  /** Makes and opens the Aria table of this TABLE, as the server makes one
+      (create_internal_tmp_table, which also counts it in Created_tmp_disk_tables), into
+      `*out`. Returns 0 or an error (the table then made nothing that lasts). */
+  int make_disk(handler **out)
+  {
     TABLE_SHARE *s= table->s;
     THD *thd= table->in_use;
     TMP_ENGINE_COLUMNDEF *start= static_cast<TMP_ENGINE_COLUMNDEF *>(
@@ -509,10 +561,10 @@ private:
                                   thd->variables.option_bits))
     {
       delete h;
-      return HA_ERR_RECORD_FILE_FULL;
+      return HA_ERR_INTERNAL_ERROR;
     }
     int err= h->ha_open(table, s->path.str, O_RDWR, HA_OPEN_TMP_TABLE | HA_OPEN_INTERNAL_TABLE);
-    if (!err && h->ref_length > ref_length)
+    if (!err && h->ref_length > RHEAP_REF_LENGTH)
     {
       h->ha_close();
       err= HA_ERR_INTERNAL_ERROR;
@@ -526,27 +578,16 @@ private:
     h->extra(HA_EXTRA_QUICK);
     if (table->no_rows)
       h->extra(HA_EXTRA_NO_ROWS);
-    /* Every row, through record[1] as the server's own move copies them (its BLOB pointers
-       into this handler's buffer, which Aria copies at once). */
-    err= rheap_rnd_init(rs(), 1);
-    while (!err && !(err= rheap_rnd_next(rs(), table->record[1])))
-      err= h->ha_write_tmp_row(table->record[1]);
-    if (err != HA_ERR_END_OF_FILE)
-    {
-      h->ha_close();
-      rheap_aria_hton->drop_table(rheap_aria_hton, s->path.str);
-      delete h;
-      return err ? err : HA_ERR_INTERNAL_ERROR;
-    }
-    rheap_close(rs());
-    moved= true;
-    disk= h;
-    rheap_note_moved_to_aria();
-    if (inited == INDEX && active_index < s->keys)
-      disk->ha_index_init(active_index, 0);
-    else if (inited == RND)
-      disk->ha_rnd_init(true);
-    return disk->ha_write_tmp_row(const_cast<uchar *>(row));
+    *out= h;
+    return 0;
+  }
+
+  /** Closes and drops an Aria table this handler made and has not taken on. */
+  void drop(handler *h)
+  {
+    h->ha_close();
+    rheap_aria_hton->drop_table(rheap_aria_hton, table->s->path.str);
+    delete h;
   }
 
   /** The table's columns as create_internal_tmp_table describes them to Aria, from `c` on (as
