@@ -24,10 +24,8 @@ use std::ops::Range;
 use std::sync::Arc;
 
 mod change;
-mod spec;
+pub mod spec;
 mod write;
-
-pub use spec::TableSpec;
 
 /// What a table is created from (see `rheap_table_def` in the shim header).
 #[derive(Debug, Clone)]

@@ -8,7 +8,8 @@ use rheap_core::key::{Algorithm, KeyDef, KeySeg, Number, OddBits};
 use rheap_core::limits::LimitBy;
 use rheap_core::recycle::Shape;
 use rheap_core::rows::format::{VarField, VarKind};
-use rheap_core::table::{TableDef, TableSpec};
+use rheap_core::table::spec::TableSpec;
+use rheap_core::table::TableDef;
 use rheap_sys::shim::{
     rheap_key_def, rheap_key_seg, rheap_table_def, rheap_var_field, RHEAP_LIMIT_BY_HEAP,
 };
