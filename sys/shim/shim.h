@@ -1,9 +1,10 @@
 /*
   shim.h: what the C++ files of rheap's shim share. The shim is split as storage/heap splits
-  ha_heap.cc from its library: the handler class (ha_rheap.cc), the table-definition builder
-  (definition.h), the services Rust calls (services.cc), the plugin's registration, takeover
-  hooks and variables (plugin.cc), and information_schema.RHEAP_TABLES (live_tables.cc). The
-  narrow C interface to Rust is rheap_shim.h.
+  ha_heap.cc from its library: the handler class (ha_rheap.h, ha_rheap.cc; aria_table.cc for a
+  table in Aria's place that moves to Aria), the table-definition builder (definition.h), the
+  services Rust calls (services.cc), the plugin's registration, takeover hooks and variables
+  (plugin.cc), and information_schema.RHEAP_TABLES (live_tables.cc). The narrow C interface to
+  Rust is rheap_shim.h.
 */
 #ifndef RHEAP_SHIM_INTERNAL_H
 #define RHEAP_SHIM_INTERNAL_H

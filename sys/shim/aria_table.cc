@@ -1,0 +1,142 @@
+/*
+  aria_table.cc: a table in Aria's place (RHEAP_KIND_ARIA, docs/aria_tables.md) that passes its
+  limit moves to Aria with every row, through the server's own create_internal_tmp_table, and
+  from then on Aria's handler serves every call (RHEAP_ON_DISK in ha_rheap.h); one whose keys
+  the engine cannot hold is Aria's from its open.
+*/
+#include "ha_rheap.h"
+
+int ha_rheap::move_to_disk(const uchar *row)
+{
+  if ((inited == RND && scan_started) || !rheap_aria_own_create)
+    return HA_ERR_RECORD_FILE_FULL;
+  handler *h= nullptr;
+  if (int err= make_disk(&h))
+    return err == HA_ERR_OUT_OF_MEM ? err : HA_ERR_RECORD_FILE_FULL;
+  /* Every row, through record[1] as the server's own move copies them (its BLOB pointers
+     into this handler's buffer, which Aria copies at once). */
+  int err= rheap_rnd_init(rs(), 1);
+  while (!err && !(err= rheap_rnd_next(rs(), table->record[1])))
+    err= h->ha_write_tmp_row(table->record[1]);
+  if (err != HA_ERR_END_OF_FILE)
+  {
+    drop(h);
+    return err ? err : HA_ERR_INTERNAL_ERROR;
+  }
+  rheap_close(rs());
+  moved= true;
+  disk= h;
+  rheap_note_moved_to_aria();
+  if (inited == INDEX && active_index < table->s->keys)
+    disk->ha_index_init(active_index, 0);
+  else if (inited == RND)
+    disk->ha_rnd_init(true);
+  return disk->ha_write_tmp_row(const_cast<uchar *>(row));
+}
+
+int ha_rheap::open_disk()
+{
+  if (!rheap_aria_own_create)
+    return HA_ERR_UNSUPPORTED;
+  handler *h= nullptr;
+  if (int err= make_disk(&h))
+    return err;
+  moved= true;
+  disk= h;
+  internal_open= true;
+  ref_length= disk->ref_length;
+  rheap_note_moved_to_aria();
+  return 0;
+}
+
+int ha_rheap::make_disk(handler **out)
+{
+  TABLE_SHARE *s= table->s;
+  THD *thd= table->in_use;
+  TMP_ENGINE_COLUMNDEF *start= static_cast<TMP_ENGINE_COLUMNDEF *>(
+    alloc_root(&table->mem_root, sizeof(TMP_ENGINE_COLUMNDEF) * (s->fields + 2)));
+  handler *h= start ? rheap_aria_own_create(rheap_aria_hton, s, &table->mem_root) : nullptr;
+  if (!h)
+    return HA_ERR_OUT_OF_MEM;
+  h->init();
+  TMP_ENGINE_COLUMNDEF *end= columns(start);
+  if (h->set_ha_share_ref(&s->ha_share) ||
+      create_internal_tmp_table(table, table->key_info, start, &end,
+                                thd->lex->first_select_lex()->options |
+                                thd->variables.option_bits))
+  {
+    delete h;
+    return HA_ERR_INTERNAL_ERROR;
+  }
+  int err= h->ha_open(table, s->path.str, O_RDWR, HA_OPEN_TMP_TABLE | HA_OPEN_INTERNAL_TABLE);
+  if (!err && h->ref_length > RHEAP_REF_LENGTH)
+  {
+    h->ha_close();
+    err= HA_ERR_INTERNAL_ERROR;
+  }
+  if (err)
+  {
+    rheap_aria_hton->drop_table(rheap_aria_hton, s->path.str);
+    delete h;
+    return err;
+  }
+  h->extra(HA_EXTRA_QUICK);
+  if (table->no_rows)
+    h->extra(HA_EXTRA_NO_ROWS);
+  *out= h;
+  return 0;
+}
+
+void ha_rheap::drop(handler *h)
+{
+  h->ha_close();
+  rheap_aria_hton->drop_table(rheap_aria_hton, table->s->path.str);
+  delete h;
+}
+
+TMP_ENGINE_COLUMNDEF *ha_rheap::columns(TMP_ENGINE_COLUMNDEF *c) const
+{
+  const uchar *rec= table->record[0];
+  uint null_bytes= table->s->fields ? (uint) (table->field[0]->ptr - rec) : 0;
+  if (null_bytes)
+  {
+    *c= {};
+    c->type= FIELD_NORMAL;
+    c->length= (uint16) null_bytes;
+    c++;
+  }
+  for (uint i= 0; i < table->s->fields; i++, c++)
+  {
+    Field *f= table->field[i];
+    *c= {};
+    c->length= (uint16) f->pack_length_in_rec();
+    /* Rows with BLOBs are packed (the server's rule for them). */
+    c->type= f->tmp_engine_column_type(true);
+    if (f->null_ptr)
+    {
+      c->null_bit= f->null_bit;
+      c->null_pos= (uint) (f->null_ptr - rec);
+    }
+  }
+  return c;
+}
+
+int ha_rheap::disk_info(uint flag)
+{
+  int err= disk->info(flag);
+  stats= disk->stats;
+  errkey= disk->errkey;
+  if (flag & HA_STATUS_ERRKEY)
+    memcpy(dup_ref, disk->dup_ref, disk->ref_length);
+  return err;
+}
+
+void ha_rheap::drop_disk()
+{
+  handler *d= disk;
+  disk= nullptr;
+  d->ha_index_or_rnd_end();
+  /* Aria's drop_table: close, then delete the table's files. */
+  d->drop_table(table->s->path.str);
+  delete d;
+}
