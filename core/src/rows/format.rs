@@ -334,24 +334,19 @@ impl RowFormat {
     /// `packed` (where they are inline): what a key over a BLOB compares, with no pointer
     /// read.
     pub fn blob_value<'a>(&self, packed: &'a [u8], offset: usize) -> Result<&'a [u8]> {
-        let mut at_rec = 0;
-        let mut at = 0;
-        for v in &self.vars {
-            at += v.offset - at_rec;
-            let (len, taken) = self.field_len(v, packed.get(at..).ok_or_else(corrupt)?)?;
-            at += taken;
+        let mut found = None;
+        self.walk(packed, |v, _, data| {
             if v.offset == offset {
-                return match v.kind {
-                    VarKind::Blob { .. } => packed.get(at..at + len).ok_or_else(corrupt),
-                    VarKind::Varchar { .. } => Err(Error::internal(format!(
-                        "the field at {offset} is a VARCHAR, not a BLOB"
-                    ))),
-                };
+                found = Some((v.kind, data));
             }
-            at += len;
-            at_rec = v.offset + v.kind.width();
+        })?;
+        match found {
+            Some((VarKind::Blob { .. }, data)) => Ok(data),
+            Some(_) => Err(Error::internal(format!(
+                "the field at {offset} is a VARCHAR, not a BLOB"
+            ))),
+            None => Err(Error::internal(format!("no BLOB field at offset {offset}"))),
         }
-        Err(Error::internal(format!("no BLOB field at offset {offset}")))
     }
 
     /// Rebuilds the record of `packed` into `out`; BLOB pointers point into `blobs`, which is
@@ -475,7 +470,11 @@ impl RowFormat {
     /// Calls `f` with each variable field of `packed`, its length and data; returns where
     /// the row ends (after its last fixed bytes, which are not checked to be there).
     #[inline]
-    fn walk(&self, packed: &[u8], mut f: impl FnMut(&VarField, usize, &[u8])) -> Result<usize> {
+    fn walk<'a>(
+        &self,
+        packed: &'a [u8],
+        mut f: impl FnMut(&VarField, usize, &'a [u8]),
+    ) -> Result<usize> {
         let mut at_rec = 0;
         let mut at = 0;
         for v in &self.vars {
