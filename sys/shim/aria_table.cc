@@ -16,8 +16,19 @@ int ha_rheap::move_to_disk(const uchar *row)
   /* Every row, through record[1] as the server's own move copies them (its BLOB pointers
      into this handler's buffer, which Aria copies at once). */
   int err= rheap_rnd_init(rs(), 1);
-  while (!err && !(err= rheap_rnd_next(rs(), table->record[1])))
-    err= h->ha_write_tmp_row(table->record[1]);
+  while (!err)
+  {
+    err= rheap_rnd_next(rs(), table->record[1]);
+    /* A freed slot (a deleted row, or one a duplicate took and gave back): skipped, as the
+       server's ha_rnd_next skips it. */
+    if (err == HA_ERR_RECORD_DELETED)
+    {
+      err= 0;
+      continue;
+    }
+    if (!err)
+      err= h->ha_write_tmp_row(table->record[1]);
+  }
   if (err != HA_ERR_END_OF_FILE)
   {
     drop(h);

@@ -1,7 +1,7 @@
 //! A table definition from the shim (`rheap_table_def`) in the core's terms.
 
 use super::charset::ServerCollation;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use rheap_core::alloc::{try_arc, try_collect, try_collect_ok};
 use rheap_core::key::column::{ColumnType, SegSpec};
 use rheap_core::key::{Algorithm, KeyDef, KeySeg, Number, OddBits};
@@ -101,6 +101,12 @@ unsafe fn key(k: &rheap_key_def) -> Result<KeyDef> {
         k.key_length as usize,
     )?;
     def.constraint = k.constraint != 0;
+    // A key over a BLOB that is not a unique constraint is one the server also reads by key
+    // (GROUP BY's lookups in its key format, which holds no whole BLOB): such a table is left
+    // to Aria (Unsupported: it opens in Aria).
+    if def.has_blobs() && !def.constraint {
+        return Err(Error::Unsupported);
+    }
     Ok(def)
 }
 
