@@ -147,7 +147,5 @@ void ha_rheap::drop_disk()
   handler *d= disk;
   disk= nullptr;
   d->ha_index_or_rnd_end();
-  /* Aria's drop_table: close, then delete the table's files. */
-  d->drop_table(table->s->path.str);
-  delete d;
+  drop(d);
 }

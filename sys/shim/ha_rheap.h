@@ -317,7 +317,7 @@ private:
       `*out`. Returns 0 or an error (the table then made nothing that lasts). */
   int make_disk(handler **out);
 
-  /** Closes and drops an Aria table this handler made and has not taken on. */
+  /** Closes an Aria table this handler made and deletes its files (Aria's drop_table). */
   void drop(handler *h);
 
   /** The table's columns as create_internal_tmp_table describes them to Aria, from `c` on (as
