@@ -3,7 +3,9 @@
 //! large `tmp_table_size`, with 1 to 64 clients, all configurations in one interleaved run.
 //!
 //! - [`schema`]: the seeded generator of the 73 tables every server loads.
-//! - [`workload`]: the named workloads (statements per table).
+//! - [`workload`]: the named workloads (statements per table, or a blog's page queries).
+//! - [`blog`]: the seeded blog schema (posts with LONGTEXT bodies, terms, comments) and its
+//!   page queries, whose temp tables stock builds in Aria.
 //! - [`system`]: one adapter per system under test; a configuration is a system at a size.
 //! - [`check`]: every statement returns the same result set everywhere, and makes the temp
 //!   tables it is meant to.
@@ -12,6 +14,7 @@
 //! - [`report`], [`plot`]: markdown, JSON, SVG.
 //! - [`callgrind`]: reading a callgrind profile, for the `footprint` tool.
 
+pub mod blog;
 pub mod callgrind;
 pub mod check;
 pub mod plot;

@@ -420,7 +420,7 @@ impl Configuration {
         system
             .verify(&mut c)
             .with_context(|| format!("checking {}", label(system.name(), size)))?;
-        for s in schema.load_sql() {
+        for s in schema.load_sql().into_iter().chain(crate::blog::load_sql()) {
             c.query_drop(&s)
                 .with_context(|| format!("loading the schema: {s}"))?;
         }

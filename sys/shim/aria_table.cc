@@ -8,7 +8,7 @@
 
 int ha_rheap::move_to_disk(const uchar *row)
 {
-  if ((inited == RND && scan_started) || !rheap_aria_own_create)
+  if (!rheap_aria_own_create)
     return HA_ERR_RECORD_FILE_FULL;
   handler *h= nullptr;
   if (int err= make_disk(&h))
@@ -38,6 +38,9 @@ int ha_rheap::move_to_disk(const uchar *row)
   moved= true;
   disk= h;
   rheap_note_moved_to_aria();
+  /* A scan under way starts again from Aria's first row: the one server code that writes to a
+     table while it scans it, INTERSECT ALL's and EXCEPT ALL's unfold, marks the rows it is done
+     with and starts its scan again itself after it moves a MEMORY table. */
   if (inited == INDEX && active_index < table->s->keys)
     disk->ha_index_init(active_index, 0);
   else if (inited == RND)

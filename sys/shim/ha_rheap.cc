@@ -124,7 +124,6 @@ int ha_rheap::rnd_init(bool scan)
       disk->ha_index_or_rnd_end();
     return disk->ha_rnd_init(scan);
   }
-  scan_started= false;
   return rheap_rnd_init(rs(), scan);
 }
 

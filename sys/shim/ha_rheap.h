@@ -146,7 +146,6 @@ public:
   int rnd_next(uchar *buf) override
   {
     RHEAP_ON_DISK(ha_rnd_next(buf));
-    scan_started= true;
     return rheap_rnd_next(rs(), buf);
   }
   /** Ends a scan (nothing to end here: rnd_init starts every scan afresh). */
@@ -296,16 +295,13 @@ public:
 private:
   /** The table moved to Aria (move_to_disk): the engine's table is closed. */
   bool moved= false;
-  /** A scan read a row since rnd_init: its place cannot follow the rows to Aria. (The
-      server also calls rnd_init before it fills a table, with nothing read.) */
-  bool scan_started= false;
 
   /** The table passed its limit: it moves to Aria with every row, as the server moves a full
       MEMORY table (create_internal_tmp_table_from_heap: the same Aria table, made by the same
       server function, which counts it in Created_tmp_disk_tables), then `row` is written
       there. From then on Aria's handler serves every call (RHEAP_ON_DISK). Returns the write's
-      result: a duplicate of `row` is reported as Aria reports it. A scan in progress cannot
-      follow its rows to Aria: the table is then full, as a MEMORY table's is. */
+      result: a duplicate of `row` is reported as Aria reports it. A scan in progress starts
+      again from Aria's first row. */
   int move_to_disk(const uchar *row);
 
   /** open() of a table in Aria's place that the engine cannot hold: the Aria table the

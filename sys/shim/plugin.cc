@@ -15,9 +15,8 @@ ulong rheap_takeover_mode;
     columns, which the server builds in Aria. */
 my_bool rheap_takeover_information_schema= 1;
 /** rheap_takeover_blob_tables: serve a statement's internal tables with BLOB/TEXT columns,
-    which the server builds in Aria (off by default until the two-server fuzzer's case of a
-    GROUP BY over a TEXT, docs/aria_tables.md, is understood). */
-my_bool rheap_takeover_blob_tables= 0;
+    which the server builds in Aria (docs/aria_tables.md). */
+my_bool rheap_takeover_blob_tables= 1;
 /** rheap_block_cache_size. */
 static ulonglong block_cache_size;
 /** rheap_max_memory. */
@@ -295,7 +294,7 @@ static MYSQL_SYSVAR_BOOL(takeover_blob_tables, rheap_takeover_blob_tables, PLUGI
   "BY, DISTINCT, UNION, COUNT(DISTINCT), derived tables, window functions over them). Such a "
   "table behaves as Aria's and moves to Aria when it passes tmp_memory_table_size. Needs "
   "rheap_takeover other than OFF. Applies to statements started afterwards.",
-  NULL, NULL, 0);
+  NULL, NULL, 1);
 
 static MYSQL_SYSVAR_ENUM(table_size_limit, rheap_table_size_limit, PLUGIN_VAR_RQCMDARG,
   "What makes an RHEAP table full: ACTUAL, the bytes it really holds passing its limit "

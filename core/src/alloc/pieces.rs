@@ -19,6 +19,8 @@ use std::ptr::NonNull;
 /// The largest piece carved from a shared block.
 pub const SMALL_MAX: usize = 64 << 10;
 const MIN_PIECE: usize = 8;
+/// The smallest block taken past the table's limit ([`Pieces::allocate_past_limit`]).
+const PAST_LIMIT_BLOCK: usize = 4096;
 /// Up to this size, pieces are every multiple of [`MIN_PIECE`].
 const FINE_MAX: usize = 128;
 /// Sizes of a piece above [`FINE_MAX`] per doubling.
@@ -119,6 +121,17 @@ impl Pieces {
     /// back with [`deallocate`](Self::deallocate), the blocks are cleared, or `self` is
     /// dropped; None when no block can be had or the alignment is above [`ALIGN`].
     pub fn allocate(&mut self, layout: Layout) -> Option<NonNull<u8>> {
+        self.allocate_within(layout, false)
+    }
+
+    /// As [`allocate`](Self::allocate), but a new block is taken whatever the table's limit
+    /// and the server-wide budget say ([`Meter::take_past_limit`]): for an update of a row
+    /// that no longer fits its piece. None only when no memory can be had.
+    pub fn allocate_past_limit(&mut self, layout: Layout) -> Option<NonNull<u8>> {
+        self.allocate_within(layout, true)
+    }
+
+    fn allocate_within(&mut self, layout: Layout, past_limit: bool) -> Option<NonNull<u8>> {
         if layout.align() > ALIGN {
             return None;
         }
@@ -127,9 +140,9 @@ impl Pieces {
             return NonNull::new(layout.align() as *mut u8);
         }
         if layout.size() <= SMALL_MAX {
-            self.alloc_small(class_of(layout.size()))
+            self.alloc_small(class_of(layout.size()), past_limit)
         } else {
-            self.alloc_large(layout.size())
+            self.alloc_large(layout.size(), past_limit)
         }
     }
 
@@ -187,7 +200,7 @@ impl Pieces {
         });
     }
 
-    fn alloc_small(&mut self, c: usize) -> Option<NonNull<u8>> {
+    fn alloc_small(&mut self, c: usize, past_limit: bool) -> Option<NonNull<u8>> {
         if let Some(p) = self.free[c] {
             // SAFETY: a free piece holds the next free pointer in its first word.
             self.free[c] = unsafe { p.cast::<Option<NonNull<u8>>>().as_ptr().read_unaligned() };
@@ -201,7 +214,13 @@ impl Pieces {
                 self.carve(self.carving + 1);
             } else {
                 self.blocks.try_reserve(1).ok()?;
-                let b = self.meter.take(self.growth.next_block(size), size)?;
+                // Past the limit, a block just big enough (the growth is the table's).
+                let b = match past_limit {
+                    false => self.meter.take(self.growth.next_block(size), size)?,
+                    true => self
+                        .meter
+                        .take_past_limit(size.next_power_of_two().max(PAST_LIMIT_BLOCK))?,
+                };
                 self.bytes += b.size();
                 self.blocks.push(b);
                 self.carve(self.blocks.len() - 1);
@@ -212,10 +231,13 @@ impl Pieces {
         NonNull::new(start as *mut u8)
     }
 
-    fn alloc_large(&mut self, size: usize) -> Option<NonNull<u8>> {
+    fn alloc_large(&mut self, size: usize, past_limit: bool) -> Option<NonNull<u8>> {
         self.large.try_reserve(1).ok()?;
         let size = size.checked_next_power_of_two()?;
-        let b = self.meter.take(size, size)?;
+        let b = match past_limit {
+            false => self.meter.take(size, size)?,
+            true => self.meter.take_past_limit(size)?,
+        };
         self.bytes += b.size();
         let p = b.ptr();
         self.large.push(b);

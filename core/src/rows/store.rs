@@ -128,7 +128,7 @@ impl RowStore {
             return self.slots.insert(packed);
         };
         let blob = self.format.blob_bytes(packed)? as u64;
-        let piece = put(pieces, packed)?;
+        let piece = put(pieces, packed, false)?;
         match self.slots.insert(&descriptor(piece, packed.len())) {
             Ok(pos) => {
                 self.blob_bytes += blob;
@@ -219,12 +219,14 @@ impl RowStore {
         }
         let (old, old_len) =
             Self::read_descriptor(self.slots.get(pos).ok_or(Error::RecordDeleted)?);
-        if !self.format.has_blobs()
-            && header(old_len) == header(packed.len())
+        let old_blob = self.format.blob_bytes(self.stored(pos).expect("live"))? as u64;
+        let blob = self.format.blob_bytes(packed)? as u64;
+        if header(old_len) == header(packed.len())
             && Pieces::same_piece(layout(old_len), layout(packed.len()))
         {
             // Its piece still fits it: rewritten where it is (GROUP BY's update of a group's
-            // row), only the descriptor's length changes.
+            // row, a window function's values), only the descriptor's length changes.
+            self.blob_bytes = self.blob_bytes - old_blob + blob;
             if old_len != packed.len() {
                 self.slots.update(pos, &descriptor(old, packed.len()))?;
             }
@@ -244,10 +246,12 @@ impl RowStore {
             };
             return Ok(());
         }
-        let old_blob = self.format.blob_bytes(self.stored(pos).expect("live"))? as u64;
-        let blob = self.format.blob_bytes(packed)? as u64;
         if let Some(pieces) = &mut self.pieces {
-            let piece = put(pieces, packed)?;
+            // The server moves no internal table to disk for an update, and reads a window
+            // function's table by position while it updates its rows: an internal table's row
+            // gets its room past the table's limit, as in a RowLog, and the table refuses its
+            // next write. A user's table refuses the update.
+            let piece = put(pieces, packed, self.format.is_internal())?;
             if let Err(e) = self.slots.update(pos, &descriptor(piece, packed.len())) {
                 // SAFETY: the piece was allocated just above with this length.
                 unsafe { pieces.deallocate(piece, layout(packed.len())) };
@@ -424,9 +428,15 @@ impl RowStore {
 }
 
 /// A new piece holding `bytes` (after their length, for a long row).
-fn put(pieces: &mut Pieces, bytes: &[u8]) -> Result<NonNull<u8>> {
+/// `bytes` in a new piece, taken past the table's limit when `past_limit` (an update's, see
+/// [`Pieces::allocate_past_limit`]).
+fn put(pieces: &mut Pieces, bytes: &[u8], past_limit: bool) -> Result<NonNull<u8>> {
     let len = bytes.len();
-    let piece = pieces.allocate(layout(len)).ok_or(Error::OutOfMemory)?;
+    let piece = match past_limit {
+        true => pieces.allocate_past_limit(layout(len)),
+        false => pieces.allocate(layout(len)),
+    };
+    let piece = piece.ok_or(Error::OutOfMemory)?;
     if piece.as_ptr() as u64 >> ADDRESS_BITS != 0 {
         // An address a descriptor cannot hold: no room for the row, as when memory runs out.
         // SAFETY: allocated just above with this layout, and given to no one.

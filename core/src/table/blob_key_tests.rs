@@ -165,6 +165,55 @@ fn group_by_text_finds_each_group_by_its_value() {
     );
 }
 
+#[test]
+fn a_full_tables_rows_still_take_their_updates() {
+    // A window function's table: filled to its limit, then read by position and each row
+    // updated with its values. The server does not move a table to disk for an update, and
+    // ignores the update's error there: every update must find its room.
+    let limit = 64 << 10;
+    let mut t = table(limit);
+    let value = |i: usize| format!("{i:05}").repeat(20).into_bytes();
+    let mut rows = Vec::new();
+    loop {
+        let v = value(rows.len());
+        match write(&mut t, Some(&v), 0) {
+            Ok(pos) => rows.push(pos),
+            Err(Error::TableFull) => break,
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+    assert!(rows.len() > 100, "{} rows", rows.len());
+    let full = t.memory_bytes();
+    // Values of the same size are rewritten where they are.
+    for (i, &pos) in rows.iter().enumerate() {
+        update(&mut t, pos, Some(&value(i)), i as i32 + 1).unwrap();
+    }
+    assert_eq!(t.memory_bytes(), full);
+    // Larger values get their room past the limit.
+    for (i, &pos) in rows.iter().enumerate().take(50) {
+        let v = [value(i), b"z".repeat(300)].concat();
+        update(&mut t, pos, Some(&v), -1).unwrap();
+    }
+    assert!(t.memory_bytes() > limit);
+    t.debug_check_consistency();
+    for (i, &pos) in rows.iter().enumerate() {
+        let (v, n) = stored(&t, pos);
+        match i < 50 {
+            true => assert_eq!((v.unwrap().len(), n), (400, -1)),
+            false => assert_eq!((v, n), (Some(value(i)), i as i32 + 1)),
+        }
+    }
+    // A write that needs a new block finds the table full (and the server moves it to
+    // Aria); the room the updates freed or left in their blocks takes rows of its size.
+    let big = b"n".repeat(5000);
+    assert!(matches!(
+        write(&mut t, Some(&big), 0),
+        Err(Error::TableFull)
+    ));
+    write(&mut t, Some(&value(rows.len())), 0).unwrap();
+    t.debug_check_consistency();
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Write(Option<Vec<u8>>),
