@@ -20,7 +20,7 @@
 //! (`run::Plan::starts`: what one process's luck adds to a ratio then averages out).
 //! `--smoke`: one tiny round, checking that results agree and the report is written; not with
 //! `--full`. Systems: `stock`, `rheap` (default both), `rheap-off`, `rheap-b` and `rheap-c`
-//! (other builds, from `RHEAP_B_PLUGIN_DIR` and `RHEAP_C_PLUGIN_DIR`) and `stock-aria`; each at tmp_table_size = max_heap_table_size =
+//! (other builds, from `RHEAP_B_PLUGIN_DIR` and `RHEAP_C_PLUGIN_DIR`), `stock-aria` and `stock-tmpfs`; each at tmp_table_size = max_heap_table_size =
 //! 16M and 16G. The header of the run and of its report names the plugin build each system ran
 //! (`system::Build`: its plugin directory's build.json), and results.json records it.
 

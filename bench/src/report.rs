@@ -537,7 +537,11 @@ pub fn acceptance(workloads: &[WorkloadResult]) -> Vec<String> {
         let Some(w) = workloads.iter().find(|w| w.name == name) else {
             continue;
         };
-        for r in w.rows.iter().filter(|r| clients.is_none_or(|c| c == r.clients)) {
+        for r in w
+            .rows
+            .iter()
+            .filter(|r| clients.is_none_or(|c| c == r.clients))
+        {
             for x in r
                 .ratios
                 .iter()

@@ -219,8 +219,13 @@ impl RowStore {
         }
         let (old, old_len) =
             Self::read_descriptor(self.slots.get(pos).ok_or(Error::RecordDeleted)?);
-        let old_blob = self.format.blob_bytes(self.stored(pos).expect("live"))? as u64;
-        let blob = self.format.blob_bytes(packed)? as u64;
+        let (old_blob, blob) = match self.format.has_blobs() {
+            true => (
+                self.format.blob_bytes(self.stored(pos).expect("live"))? as u64,
+                self.format.blob_bytes(packed)? as u64,
+            ),
+            false => (0, 0),
+        };
         if header(old_len) == header(packed.len())
             && Pieces::same_piece(layout(old_len), layout(packed.len()))
         {
@@ -427,9 +432,8 @@ impl RowStore {
     }
 }
 
-/// A new piece holding `bytes` (after their length, for a long row).
-/// `bytes` in a new piece, taken past the table's limit when `past_limit` (an update's, see
-/// [`Pieces::allocate_past_limit`]).
+/// A new piece holding `bytes` (after their length, for a long row), taken past the table's
+/// limit when `past_limit` (an update's, see [`Pieces::allocate_past_limit`]).
 fn put(pieces: &mut Pieces, bytes: &[u8], past_limit: bool) -> Result<NonNull<u8>> {
     let len = bytes.len();
     let piece = match past_limit {
