@@ -253,6 +253,11 @@ const VARIABLES: &[(&str, &str, &str)] = &[
         "Also serve the information_schema tables with BLOB/TEXT columns (SHOW FULL COLUMNS).",
     ),
     (
+        "rheap_takeover_blob_tables",
+        "ON",
+        "Also serve a statement's internal tables with BLOB/TEXT/JSON columns (GROUP BY, DISTINCT, ...).",
+    ),
+    (
         "rheap_block_cache_size",
         "16M",
         "Bytes of free blocks kept for reuse, server-wide.",
