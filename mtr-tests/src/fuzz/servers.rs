@@ -9,8 +9,10 @@
 //! (back to back, `rows/log.rs`). `x` is a TEXT in the same collation (some values alike in
 //! their first 1,100 bytes): GROUP BY, DISTINCT, COUNT(DISTINCT), set operations, GROUP_CONCAT
 //! in derived tables and window functions over it make the tables the server builds in Aria,
-//! which rheap serves in Aria's place (`rheap_takeover_blob_tables`). Results are compared row
-//! for row where the query orders its rows totally, as multisets elsewhere.
+//! which rheap serves in Aria's place (`rheap_takeover_blob_tables`); so do `j` (JSON), `b`
+//! (BLOB) and `v` (a VARCHAR(600), past what a key holds in some character sets) in GROUP BY,
+//! DISTINCT, COUNT(DISTINCT) and set operations. Results are compared row for row where the
+//! query orders its rows totally, as multisets elsewhere.
 
 use super::outcome::Outcome;
 use super::report::{case_rng, out_dir, Mismatch, Mode, Progress, Report, SHRINK_BUDGET};
@@ -67,7 +69,8 @@ impl Data {
             format!(
                 "CREATE TABLE {name} (id INT PRIMARY KEY, g INT NOT NULL, h INT, \
                  s VARCHAR({width}) COLLATE {collation}, d DECIMAL(8,2), dt DATE, \
-                 x TEXT COLLATE {collation}) ENGINE=InnoDB"
+                 x TEXT COLLATE {collation}, j JSON, b BLOB, \
+                 v VARCHAR(600) COLLATE {collation}) ENGINE=InnoDB"
             )
         };
         // One case in sixteen is large: up to 8,000 rows a table over as many groups, whose
@@ -119,7 +122,25 @@ impl Data {
                     1 => format!("CONCAT(REPEAT('y', 1100), {s})"),
                     _ => format!("REPEAT({s}, {})", r.range(1, 4)),
                 };
-                rows.push((t, format!("({id}, {g}, {h}, {s}, {d}, {dt}, {x})")));
+                // JSON (text compared as bytes), a BLOB (bytes: case and trailing spaces
+                // count) and a long VARCHAR, past what a key of some character sets holds.
+                let j = match r.below(6) {
+                    0 => "NULL".to_string(),
+                    1 => format!("JSON_OBJECT('s', {s})"),
+                    _ => format!("JSON_OBJECT('g', {}, 's', {s})", g % 7),
+                };
+                let b = match r.below(8) {
+                    0 => "NULL".to_string(),
+                    _ => format!("CAST({s} AS BINARY)"),
+                };
+                let v = format!(
+                    "LEFT(REPEAT(CONCAT({s}, '-'), 80), {})",
+                    r.pick(&[100, 600])
+                );
+                rows.push((
+                    t,
+                    format!("({id}, {g}, {h}, {s}, {d}, {dt}, {x}, {j}, {b}, {v})"),
+                ));
             }
         }
         Data {
@@ -175,7 +196,7 @@ impl Query {
             ordered: false,
         };
         // Correlated subqueries (16) read t2 once per row of t1: not over large tables.
-        match r.below(23) {
+        match r.below(27) {
             16 if large => unordered(
                 "SELECT g, COUNT(*), (SELECT MAX(s) FROM t2 WHERE t2.h = 1) FROM t1 GROUP BY g"
                     .into(),
@@ -342,6 +363,32 @@ impl Query {
                  COUNT(*) OVER (PARTITION BY h) FROM t1"
                     .into(),
             ),
+            // The JSON, BLOB and long VARCHAR columns.
+            23 => unordered(format!(
+                "SELECT {c}, COUNT(*), MIN(id), SUM(d) FROM t{} WHERE {} GROUP BY {c}",
+                r.range(1, 2),
+                cond(r),
+                c = r.pick(&["j", "b", "v", "v, b"])
+            )),
+            24 => unordered(format!(
+                "SELECT DISTINCT {} FROM t1 WHERE {}",
+                r.pick(&["j, b", "v", "b, s", "j, v, g"]),
+                cond(r)
+            )),
+            25 => unordered(format!(
+                "SELECT COUNT(DISTINCT j), COUNT(DISTINCT b), COUNT(DISTINCT v), \
+                 COUNT(DISTINCT v, b) FROM t{}",
+                r.range(1, 2)
+            )),
+            26 => {
+                let op = *r.pick(&["UNION", "INTERSECT", "EXCEPT", "EXCEPT ALL"]);
+                let c = *r.pick(&["j", "b", "v"]);
+                unordered(format!(
+                    "SELECT {c} FROM t1 WHERE {} {op} SELECT {c} FROM t2 WHERE {}",
+                    cond(r),
+                    cond(r)
+                ))
+            }
             _ => unordered(
                 "SELECT LOWER(s), COUNT(*), GROUP_CONCAT(id ORDER BY id) FROM t1 GROUP BY LOWER(s)"
                     .into(),
