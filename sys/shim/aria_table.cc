@@ -8,13 +8,23 @@
 
 int ha_rheap::move_to_disk(const uchar *row)
 {
-  if (!rheap_aria_own_create)
+  /* A move that failed is not tried again: the server goes on with the statement after some
+     errors (INTERSECT ALL's unfold does), and create_internal_tmp_table changed the share. */
+  if (move_failed || !rheap_aria_own_create)
     return HA_ERR_RECORD_FILE_FULL;
+  move_failed= true;
   handler *h= nullptr;
   if (int err= make_disk(&h))
     return err == HA_ERR_OUT_OF_MEM ? err : HA_ERR_RECORD_FILE_FULL;
+  /* Keys the server disabled (INTERSECT ALL's and EXCEPT ALL's unfold, which then writes
+     copies of rows) are disabled in Aria's table too, before the copies come. */
+  if (rheap_indexes_are_disabled(rs()))
+    h->ha_disable_indexes(key_map(0), false);
   /* Every row, through record[1] as the server's own move copies them (its BLOB pointers
-     into this handler's buffer, which Aria copies at once). */
+     into this handler's buffer, which Aria copies at once). The row the server read last
+     keeps its BLOBs where they are: `row` may be that row (INTERSECT ALL's and EXCEPT ALL's
+     unfold writes copies of it), and the server goes on writing it after the move. */
+  rheap_hold_row_blobs(rs());
   int err= rheap_rnd_init(rs(), 1);
   while (!err)
   {
@@ -35,6 +45,7 @@ int ha_rheap::move_to_disk(const uchar *row)
     return err ? err : HA_ERR_INTERNAL_ERROR;
   }
   rheap_close(rs());
+  move_failed= false;
   moved= true;
   disk= h;
   rheap_note_moved_to_aria();

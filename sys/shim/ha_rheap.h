@@ -295,6 +295,8 @@ public:
 private:
   /** The table moved to Aria (move_to_disk): the engine's table is closed. */
   bool moved= false;
+  /** A move to Aria failed: the table stays full. */
+  bool move_failed= false;
 
   /** The table passed its limit: it moves to Aria with every row, as the server moves a full
       MEMORY table (create_internal_tmp_table_from_heap: the same Aria table, made by the same

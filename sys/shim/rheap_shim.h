@@ -22,7 +22,7 @@ extern "C" {
     RHEAP_HANDLER_SIZE bytes aligned to RHEAP_HANDLER_ALIGN (the engine checks at compile time
     that its state fits), so a handler costs no allocation besides the server's own. */
 typedef struct rheap_handler rheap_handler;
-#define RHEAP_HANDLER_SIZE 320
+#define RHEAP_HANDLER_SIZE 352
 #define RHEAP_HANDLER_ALIGN 8
 
 /** Bytes of a row position (handler::ref_length). */
@@ -188,6 +188,9 @@ uint64_t rheap_table_flags(uint8_t kind);
 int rheap_open(rheap_handler *h, const char *name, const rheap_table_def *def,
                void **thr_lock, uint8_t *implicit_emptied);
 int rheap_close(rheap_handler *h);
+/** Keeps the BLOB bytes of the row last read where they are while the handler lives: a table
+    that moves to Aria reads every row while the server's record may point at them. */
+int rheap_hold_row_blobs(rheap_handler *h);
 int rheap_create(rheap_handler *h, const char *name, const rheap_table_def *def);
 int rheap_delete_table(const char *name);
 int rheap_rename_table(const char *from, const char *to);

@@ -79,6 +79,9 @@ pub struct State {
     /// pointers until this handler reads another row (the old row of an UPDATE included,
     /// which the server keeps in record[1] while it writes the new one).
     pub(crate) blobs: Vec<u8>,
+    /// The BLOB bytes of the row the server held when [`Handler::hold_row_blobs`] was called:
+    /// kept, where they are, for as long as the handler lives.
+    held_blobs: Vec<u8>,
     /// Rows changed through this handler since its statistics were last refreshed.
     records_changed: u64,
     /// The table's key_stat_version when this handler last refreshed its statistics.
@@ -270,6 +273,15 @@ impl<L> Handler<L> {
             recycle::give(t);
         }
         self.st.current = None;
+    }
+
+    /// Keeps the BLOB bytes of the row last read where they are, for as long as this handler
+    /// lives, so that reading more rows does not change them: a table in Aria's place that
+    /// moves to Aria in the middle of a write reads all its rows first, while the server's
+    /// record may still point at the BLOBs of the row it read last (INTERSECT ALL's unfold
+    /// writes copies of that very row).
+    pub fn hold_row_blobs(&mut self) {
+        self.st.held_blobs = std::mem::take(&mut self.st.blobs);
     }
 
     /// `handler::write_row`.

@@ -216,6 +216,20 @@ pub unsafe extern "C" fn rheap_close(h: *mut rheap_handler) -> c_int {
     })
 }
 
+/// Keeps the BLOB bytes of the row last read where they are while the handler lives
+/// ([`rheap_core::handler::Handler::hold_row_blobs`]): the move to Aria reads every row.
+///
+/// # Safety
+/// `h` as for [`state`].
+#[no_mangle]
+pub unsafe extern "C" fn rheap_hold_row_blobs(h: *mut rheap_handler) -> c_int {
+    guard("rheap_hold_row_blobs", || {
+        // SAFETY: the shim passes its own handler.
+        unsafe { state(h) }?.hold_row_blobs();
+        Ok(())
+    })
+}
+
 /// `handler::create`: a new empty table (an existing one nobody has open is replaced).
 ///
 /// # Safety

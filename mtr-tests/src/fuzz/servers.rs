@@ -464,13 +464,34 @@ pub fn run(seed: u64, budget: Duration, max_mismatches: usize) -> Result<Report>
         report.cases += 1;
         let mut r = case_rng(seed, case);
         let data = Data::draw(&mut r);
+        // A server that stops answering (a crash) fails the run with the end of both error
+        // logs: what the server said is gone with its directory afterwards.
+        let logs = || {
+            let tail = |s: &Server| {
+                let log = s.error_log();
+                let lines: Vec<&str> = log.lines().collect();
+                lines[lines.len().saturating_sub(80)..].join("\n")
+            };
+            format!(
+                "stock server's error log ends:\n{}\nrheap server's error log ends:\n{}",
+                tail(&stock_server),
+                tail(&rheap_server)
+            )
+        };
         pair.load(&data, &data.rows)
-            .with_context(|| format!("loading servers case {case} of seed {seed}"))?;
+            .with_context(|| format!("loading servers case {case} of seed {seed}\n{}", logs()))?;
         for _ in 0..30 {
             let q = Query::draw(&mut r, data.large);
             for size in SIZES {
                 report.statements += 2;
-                if let Some((want, got)) = pair.compare(&q, size)? {
+                let diff = pair.compare(&q, size).with_context(|| {
+                    format!(
+                        "case {case} of seed {seed} at tmp_memory_table_size={size}: {}\n{}",
+                        q.sql,
+                        logs()
+                    )
+                })?;
+                if let Some((want, got)) = diff {
                     println!(
                         "[fuzz servers] seed {seed} case {case}: stock and rheap differ at \
                          tmp_memory_table_size={size}: {}",
