@@ -9,7 +9,7 @@ const POSTS: u32 = 2000;
 const COMMENTS: u32 = 12_000;
 const TERMS: u32 = 200;
 /// Authors of posts.
-pub const AUTHORS: u32 = 25;
+const AUTHORS: u32 = 25;
 /// The tables, each named `blog_` and this.
 const TABLES: [&str; 5] = [
     "posts",

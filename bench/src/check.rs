@@ -9,7 +9,7 @@ use crate::workload::{Temp, Workload};
 use anyhow::{bail, Context, Result};
 use mysql::prelude::Queryable;
 use mysql::Conn;
-use rheap_harness::sql::query_cells;
+use rheap_harness::sql::{query_cells, session_status};
 use serde::Serialize;
 
 /// Columns whose values are estimates or times that differ from server to server (InnoDB's
@@ -73,11 +73,6 @@ struct Counters {
 }
 
 fn counters(conn: &mut Conn, temp: Temp) -> Result<Counters> {
-    let session = |conn: &mut Conn, name: &str| -> Result<u64> {
-        let v: Option<(String, u64)> =
-            conn.query_first(format!("SHOW SESSION STATUS LIKE '{name}'"))?;
-        Ok(v.with_context(|| format!("no {name}"))?.1)
-    };
     let served = match temp {
         Temp::AriaBlobs => "Rheap_aria_tables",
         _ => "Rheap_internal_tables_created",
@@ -85,8 +80,8 @@ fn counters(conn: &mut Conn, temp: Temp) -> Result<Counters> {
     let rheap: Option<(String, u64)> =
         conn.query_first(format!("SHOW GLOBAL STATUS LIKE '{served}'"))?;
     Ok(Counters {
-        tmp_tables: session(conn, "Created_tmp_tables")?,
-        disk_tables: session(conn, "Created_tmp_disk_tables")?,
+        tmp_tables: session_status(conn, "Created_tmp_tables")?,
+        disk_tables: session_status(conn, "Created_tmp_disk_tables")?,
         rheap: rheap.map(|r| r.1),
     })
 }

@@ -2,6 +2,10 @@
 
 use crate::check::WorkloadCheck;
 use crate::system::Build;
+use crate::workload::{
+    BLOG_COUNT_DISTINCT, BLOG_DISTINCT, BLOG_FOUND_ROWS, BLOG_GROUP_BY_TEXT, BLOG_GROUP_CONCAT,
+    BLOG_JSON_PAGE, BLOG_TOP_COMMENTS, BLOG_UNION, ORM_STARTUP, SHOW_FULL_COLUMNS,
+};
 use anyhow::{ensure, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
@@ -128,21 +132,21 @@ pub const ACCEPTANCE_CLIENTS: usize = 16;
 /// columns or a unique constraint, in memory instead of Aria (never slower, and twice as fast
 /// at 16 clients where the statement is mostly its temporary table).
 pub const SPEED_UP_WORKLOADS: &[(&str, f64, Option<usize>)] = &[
-    ("show_full_columns", 3.0, None),
-    ("orm_startup", 2.0, None),
-    ("blog_found_rows", 1.0, None),
-    ("blog_distinct", 1.0, None),
-    ("blog_union", 1.0, None),
-    ("blog_group_concat", 1.0, None),
-    ("blog_json_page", 1.0, None),
-    ("blog_top_comments", 1.0, None),
-    ("blog_count_distinct", 1.0, None),
-    ("blog_group_by_text", 1.0, None),
-    ("blog_distinct", 2.0, Some(16)),
-    ("blog_group_concat", 2.0, Some(16)),
-    ("blog_json_page", 2.0, Some(16)),
-    ("blog_count_distinct", 2.0, Some(16)),
-    ("blog_group_by_text", 2.0, Some(16)),
+    (SHOW_FULL_COLUMNS.name, 3.0, None),
+    (ORM_STARTUP.name, 2.0, None),
+    (BLOG_FOUND_ROWS.name, 1.0, None),
+    (BLOG_DISTINCT.name, 1.0, None),
+    (BLOG_UNION.name, 1.0, None),
+    (BLOG_GROUP_CONCAT.name, 1.0, None),
+    (BLOG_JSON_PAGE.name, 1.0, None),
+    (BLOG_TOP_COMMENTS.name, 1.0, None),
+    (BLOG_COUNT_DISTINCT.name, 1.0, None),
+    (BLOG_GROUP_BY_TEXT.name, 1.0, None),
+    (BLOG_DISTINCT.name, 2.0, Some(16)),
+    (BLOG_GROUP_CONCAT.name, 2.0, Some(16)),
+    (BLOG_JSON_PAGE.name, 2.0, Some(16)),
+    (BLOG_COUNT_DISTINCT.name, 2.0, Some(16)),
+    (BLOG_GROUP_BY_TEXT.name, 2.0, Some(16)),
 ];
 
 /// The ratios of one row: each other system over the first at the same size, each system's

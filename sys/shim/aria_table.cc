@@ -163,3 +163,11 @@ void ha_rheap::drop_disk()
   d->ha_index_or_rnd_end();
   drop(d);
 }
+
+bool ha_rheap::aria_may_refuse() const
+{
+  ulonglong parts= 0;
+  for (uint i= 0; i < table->s->keys; i++)
+    parts+= table->key_info[i].user_defined_key_parts;
+  return (table->s->fields + 2) * 22ULL + parts * 48 + 2048 > 65536 - 32768;
+}

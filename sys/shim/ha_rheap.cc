@@ -13,23 +13,9 @@
 */
 #include "ha_rheap.h"
 
-/* Whether Aria may refuse to make a table of `table`'s columns and keys for its header ("has
-   too many columns and/or indexes and/or unique constraints", ma_create.c): the header takes
-   22 bytes a column and up to 48 a key part, and rounded up to aria_block_size (8 KiB by
-   default, 32 KiB at most) it must stay within 64 KiB. Over-counted here, for any block size:
-   such a table (over about 1,400 columns) in Aria's place opens in Aria, which then refuses it
-   or makes it, as without rheap. */
-static bool aria_may_refuse(const TABLE *table)
-{
-  ulonglong parts= 0;
-  for (uint i= 0; i < table->s->keys; i++)
-    parts+= table->key_info[i].user_defined_key_parts;
-  return (table->s->fields + 2) * 22ULL + parts * 48 + 2048 > 65536 - 32768;
-}
-
 int ha_rheap::open(const char *name, int, uint test_if_locked)
 {
-  if (kind == RHEAP_KIND_ARIA && !disk && aria_may_refuse(table))
+  if (kind == RHEAP_KIND_ARIA && !disk && aria_may_refuse())
     return open_disk();
   rheap_def_builder b;
   if (int err= b.fill(table, test_if_locked & HA_OPEN_INTERNAL_TABLE, 0, ht == heap_hton,

@@ -310,6 +310,14 @@ private:
       server would have made, empty, which serves every call. */
   int open_disk();
 
+  /** Whether Aria may refuse to make this table for its header ("has too many columns and/or
+      indexes and/or unique constraints", ma_create.c): the header takes 22 bytes a column and
+      up to 48 a key part, and rounded up to aria_block_size (8 KiB by default, 32 KiB at most)
+      it must stay within 64 KiB. Over-counted, for any block size: such a table (over about
+      1,400 columns) in Aria's place opens in Aria, which then refuses it or makes it, as
+      without rheap. */
+  bool aria_may_refuse() const;
+
   /** Makes and opens the Aria table of this TABLE, as the server makes one
       (create_internal_tmp_table, which also counts it in Created_tmp_disk_tables), into
       `*out`. Returns 0 or an error (the table then made nothing that lasts). */
